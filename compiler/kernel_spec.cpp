@@ -1,0 +1,177 @@
+#include "fusedsample/kernel_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <sstream>
+
+#include "fusedsample/errors.hpp"
+
+namespace fusedsample {
+namespace {
+
+template <typename E, std::size_t K>
+E parse_enum(std::string_view text, const std::array<std::pair<std::string_view, E>, K>& table, const char* what) {
+  std::string choices;
+  for (const auto& [name, value] : table) {
+    if (name == text) return value;
+    choices += choices.empty() ? "" : ", ";
+    choices += name;
+  }
+  throw Unsupported(fmt::format("unsupported {} '{}' (supported: {})", what, text, choices));
+}
+
+constexpr std::array<std::pair<std::string_view, DType>, 3> kDTypes{
+    {{"bf16", DType::bf16}, {"fp16", DType::fp16}, {"fp32", DType::fp32}}};
+constexpr std::array<std::pair<std::string_view, Arch>, 5> kArchs{{{"sm_80", Arch::sm_80},
+                                                                   {"sm_86", Arch::sm_86},
+                                                                   {"sm_89", Arch::sm_89},
+                                                                   {"sm_90", Arch::sm_90},
+                                                                   {"sm_90a", Arch::sm_90a}}};
+constexpr std::array<std::pair<std::string_view, Variant>, 3> kVariants{
+    {{"mma_sync", Variant::mma_sync}, {"simt", Variant::simt}, {"logits", Variant::logits}}};
+
+template <typename E, std::size_t K>
+std::string_view name_of(E e, const std::array<std::pair<std::string_view, E>, K>& table) {
+  for (const auto& [name, value] : table)
+    if (value == e) return name;
+  return "?";
+}
+
+bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
+
+}  // namespace
+
+std::string_view to_string(DType d) { return name_of(d, kDTypes); }
+std::string_view to_string(Arch a) { return name_of(a, kArchs); }
+std::string_view to_string(Variant v) { return name_of(v, kVariants); }
+DType parse_dtype(std::string_view s) { return parse_enum(s, kDTypes, "dtype"); }
+Arch parse_arch(std::string_view s) { return parse_enum(s, kArchs, "arch"); }
+Variant parse_variant(std::string_view s) { return parse_enum(s, kVariants, "variant"); }
+
+std::size_t dtype_size(DType d) { return d == DType::fp32 ? 4 : 2; }
+
+Arch arch_for_compute_capability(int major, int minor) {
+  const int cc = major * 10 + minor;
+  if (cc == 90) return Arch::sm_90;
+  if (cc == 89) return Arch::sm_89;
+  if (cc == 86 || cc == 87) return Arch::sm_86;
+  if (cc == 80) return Arch::sm_80;
+  if (cc > 90) return Arch::sm_90;  // newer GPUs: the runtime loads the PTX, which the driver JIT-compiles
+  throw Unsupported(fmt::format("compute capability {}.{} is not supported (need 8.0 or newer)", major, minor));
+}
+
+Variant default_variant(DType d) { return d == DType::fp32 ? Variant::simt : Variant::mma_sync; }
+
+std::size_t KernelSpec::shared_bytes() const {
+  const std::size_t ldl = std::size_t(tile_v) + 4;
+  const std::size_t epilogue = std::size_t(tile_n) * ldl * 4;
+  switch (variant) {
+    case Variant::mma_sync:
+      return std::max(std::size_t(stages) * (tile_v + tile_n) * tile_d * 2, epilogue);
+    case Variant::simt:
+      return std::max(std::size_t(stages) * (tile_v + tile_n) * (tile_d + 4) * 4, epilogue);
+    case Variant::logits:
+      return epilogue;
+  }
+  return epilogue;
+}
+
+void KernelSpec::validate() const {
+  auto bad = [&](const std::string& why) { throw InvalidArgument(fmt::format("invalid kernel spec [{}]: {}", to_string(), why)); };
+  if (tile_v < 16 || tile_v > 512 || tile_v % 16 != 0) bad("tile_v must be a multiple of 16 in [16, 512]");
+  if (tile_n < 8 || tile_n > 256 || tile_n % 8 != 0) bad("tile_n must be a multiple of 8 in [8, 256]");
+  if (warps_m < 1 || warps_n < 1 || warps_m * warps_n > 16) bad("warps_m * warps_n must be in [1, 16]");
+  if (variant != Variant::logits) {
+    if (stages < 2 || stages > 8) bad("stages must be in [2, 8]");
+    if (!is_pow2(tile_d) || tile_d < 16 || tile_d > 128) bad("tile_d must be 16, 32, 64 or 128");
+  }
+  switch (variant) {
+    case Variant::mma_sync:
+      if (dtype == DType::fp32) throw Unsupported("variant mma_sync needs bf16 or fp16 (fp32 uses simt)");
+      if ((tile_v / warps_m) % 16 != 0 || tile_v % warps_m != 0) bad("tile_v / warps_m must be a multiple of 16");
+      if (tile_n % warps_n != 0 || (tile_n / warps_n) % 8 != 0) bad("tile_n / warps_n must be a multiple of 8");
+      if ((tile_v / warps_m / 16) * (tile_n / warps_n / 8) > 64) bad("warp tile too large (> 64 mma tiles)");
+      break;
+    case Variant::simt:
+      if (dtype != DType::fp32) throw Unsupported("variant simt is for fp32 only");
+      if (tile_v % 32 != 0) bad("simt: tile_v must be a multiple of 32");
+      if (tile_n % (warps_m * warps_n) != 0) bad("simt: tile_n must be a multiple of the warp count");
+      if ((tile_v / 32) * (tile_n / (warps_m * warps_n)) > 128) bad("simt: too many accumulators per thread");
+      break;
+    case Variant::logits:
+      break;
+  }
+  if (shared_bytes() > 227 * 1024) bad(fmt::format("needs {} bytes of shared memory (> 227 KiB)", shared_bytes()));
+}
+
+std::string KernelSpec::to_string() const {
+  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}", fusedsample::to_string(dtype), fusedsample::to_string(arch),
+                     fusedsample::to_string(variant), tile_v, tile_n, tile_d, stages, warps_m, warps_n);
+}
+
+KernelSpec KernelSpec::parse(std::string_view text) {
+  KernelSpec s;
+  std::istringstream in{std::string(text)};
+  std::string tok;
+  auto num = [&](std::string_view t, std::size_t skip) {
+    int v = 0;
+    auto [p, ec] = std::from_chars(t.data() + skip, t.data() + t.size(), v);
+    if (ec != std::errc() || p != t.data() + t.size()) throw InvalidArgument(fmt::format("bad number in spec token '{}'", t));
+    return v;
+  };
+  int fields = 0;
+  while (in >> tok) {
+    std::string_view t = tok;
+    if (fields == 0) s.dtype = parse_dtype(t);
+    else if (fields == 1) s.arch = parse_arch(t);
+    else if (fields == 2) s.variant = parse_variant(t);
+    else if (t.starts_with("tv")) s.tile_v = num(t, 2);
+    else if (t.starts_with("tn")) s.tile_n = num(t, 2);
+    else if (t.starts_with("td")) s.tile_d = num(t, 2);
+    else if (t.starts_with("s")) s.stages = num(t, 1);
+    else if (t.starts_with("w")) {
+      const auto x = t.find('x');
+      if (x == std::string_view::npos) throw InvalidArgument(fmt::format("bad warp token '{}' (want wMxN)", t));
+      s.warps_m = num(t.substr(0, x), 1);
+      s.warps_n = num(t.substr(x + 1), 0);
+    } else throw InvalidArgument(fmt::format("unknown spec token '{}' in '{}'", t, text));
+    ++fields;
+  }
+  if (fields < 3) throw InvalidArgument(fmt::format("spec '{}' needs at least 'dtype arch variant'", text));
+  return s;
+}
+
+KernelSpec default_spec(DType dtype, Arch arch, std::int64_t rows) {
+  KernelSpec s;
+  s.dtype = dtype;
+  s.arch = arch;
+  s.variant = default_variant(dtype);
+  if (s.variant == Variant::simt) {
+    s.tile_v = 128;
+    s.tile_d = 32;
+    s.stages = 3;
+    s.warps_m = 4;
+    s.warps_n = 1;
+    s.tile_n = rows <= 8 ? 8 : rows <= 32 ? 32 : 64;
+    return s;
+  }
+  s.tile_v = 128;
+  s.tile_d = 64;
+  s.stages = 4;
+  if (rows <= 8) {
+    s.tile_n = 8;
+  } else if (rows <= 16) {
+    s.tile_n = 16;
+  } else if (rows <= 32) {
+    s.tile_n = 32;
+  } else {
+    s.tile_n = 64;
+    s.warps_m = 2;
+    s.warps_n = 2;
+  }
+  return s;
+}
+
+}  // namespace fusedsample

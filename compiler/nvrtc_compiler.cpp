@@ -1,0 +1,87 @@
+// nvrtc_compiler.cpp: one rendered unit -> PTX + CUBIN with NVRTC. Failures
+// throw CompileError carrying the NVRTC log, the options and the source.
+#include <fmt/format.h>
+#include <nvrtc.h>
+
+#include <memory>
+
+#include "fusedsample/compiler.hpp"
+#include "fusedsample/errors.hpp"
+
+namespace fusedsample {
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+  return s;
+}
+
+struct ProgramDeleter {
+  void operator()(nvrtcProgram* p) const {
+    nvrtcDestroyProgram(p);
+    delete p;
+  }
+};
+
+}  // namespace
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "unknown";
+  return fmt::format("{}.{}", major, minor);
+}
+
+CompiledKernel compile_uncached(const RenderedKernel& r) {
+  const auto& headers = embedded_templates();
+  std::vector<std::string> header_src;
+  std::vector<const char*> header_ptrs, header_names;
+  header_src.reserve(headers.size());
+  for (const auto& h : headers) header_src.emplace_back(h.data, h.size);
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    header_ptrs.push_back(header_src[i].c_str());
+    header_names.push_back(headers[i].name);
+  }
+  const std::string name = "fusedsample_kernel.cu";
+  auto fail = [&](const std::string& what, nvrtcResult res, const std::string& log) -> CompileError {
+    return CompileError(fmt::format("NVRTC {} failed for spec [{}]: {}\noptions: {}\nlog:\n{}", what, r.spec.to_string(),
+                                    nvrtcGetErrorString(res), join(r.options), log),
+                        log, join(r.options), r.source);
+  };
+
+  std::unique_ptr<nvrtcProgram, ProgramDeleter> prog(new nvrtcProgram{});
+  nvrtcResult res = nvrtcCreateProgram(prog.get(), r.source.c_str(), name.c_str(), int(headers.size()),
+                                       header_ptrs.data(), header_names.data());
+  if (res != NVRTC_SUCCESS) {
+    delete prog.release();
+    throw fail("nvrtcCreateProgram", res, "");
+  }
+  std::vector<const char*> opts;
+  for (const auto& o : r.options) opts.push_back(o.c_str());
+  res = nvrtcCompileProgram(*prog, int(opts.size()), opts.data());
+  std::size_t log_size = 0;
+  nvrtcGetProgramLogSize(*prog, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size) nvrtcGetProgramLog(*prog, log.data());
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  if (res != NVRTC_SUCCESS) throw fail("compilation", res, log);
+
+  CompiledKernel out;
+  out.spec = r.spec;
+  out.source = r.source;
+  out.options = r.options;
+  out.log = log;
+  std::size_t ptx_size = 0;
+  if ((res = nvrtcGetPTXSize(*prog, &ptx_size)) != NVRTC_SUCCESS) throw fail("nvrtcGetPTXSize", res, log);
+  out.ptx.resize(ptx_size);
+  if ((res = nvrtcGetPTX(*prog, out.ptx.data())) != NVRTC_SUCCESS) throw fail("nvrtcGetPTX", res, log);
+  while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+  std::size_t cubin_size = 0;
+  if ((res = nvrtcGetCUBINSize(*prog, &cubin_size)) != NVRTC_SUCCESS) throw fail("nvrtcGetCUBINSize", res, log);
+  out.cubin.resize(cubin_size);
+  if ((res = nvrtcGetCUBIN(*prog, out.cubin.data())) != NVRTC_SUCCESS) throw fail("nvrtcGetCUBIN", res, log);
+  out.cache_key = kernel_cache_key(r);
+  return out;
+}
+
+}  // namespace fusedsample

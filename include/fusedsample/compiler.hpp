@@ -1,0 +1,52 @@
+// compiler.hpp: renders a KernelSpec to CUDA C++ from the embedded templates
+// and compiles it with NVRTC. Works without a GPU or driver.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fusedsample/kernel_spec.hpp"
+
+namespace fusedsample {
+
+// A rendered translation unit: the source NVRTC compiles and the names of
+// the embedded headers it includes.
+struct RenderedKernel {
+  KernelSpec spec;
+  std::string source;
+  std::vector<std::string> options;
+};
+
+struct CompiledKernel {
+  KernelSpec spec;
+  std::string source;
+  std::vector<std::string> options;
+  std::string ptx;
+  std::vector<char> cubin;  // SASS for spec.arch
+  std::string log;          // NVRTC's log (warnings)
+  std::string cache_key;    // hash of everything that changes the binary
+};
+
+// Version of the generator (templates + rendering rules); part of cache keys.
+const char* generator_version();
+// "major.minor" of the linked NVRTC.
+std::string nvrtc_version();
+
+RenderedKernel render_kernel(const KernelSpec& spec);
+// Render + compile, memoized for the life of the process (thread-safe).
+std::shared_ptr<const CompiledKernel> compile_kernel(const KernelSpec& spec);
+// Compile without the memo (tests, tools).
+CompiledKernel compile_uncached(const RenderedKernel& rendered);
+// The key of a rendered kernel: XXH3-128 over source, options, arch, NVRTC
+// version and generator version, as 32 hex digits.
+std::string kernel_cache_key(const RenderedKernel& rendered);
+
+// Names and contents of the templates embedded at build time.
+struct EmbeddedFile {
+  const char* name;
+  const char* data;
+  std::size_t size;
+};
+const std::vector<EmbeddedFile>& embedded_templates();
+
+}  // namespace fusedsample

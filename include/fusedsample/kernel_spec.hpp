@@ -1,0 +1,55 @@
+// kernel_spec.hpp: everything that selects one generated kernel.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fusedsample {
+
+enum class DType { bf16, fp16, fp32 };
+enum class Arch { sm_80, sm_86, sm_89, sm_90, sm_90a };
+// mma_sync: tensor cores (bf16/fp16); simt: fp32 on the FMA pipes;
+// logits: sample fp32 logits already in memory (the unfused pipeline's half).
+enum class Variant { mma_sync, simt, logits };
+
+std::string_view to_string(DType);
+std::string_view to_string(Arch);
+std::string_view to_string(Variant);
+// Parse; throw InvalidArgument/Unsupported naming the bad text and the choices.
+DType parse_dtype(std::string_view);
+Arch parse_arch(std::string_view);
+Variant parse_variant(std::string_view);
+std::size_t dtype_size(DType);
+// Compute capability (major*10+minor) -> the arch used to compile for it.
+Arch arch_for_compute_capability(int major, int minor);
+
+struct KernelSpec {
+  int tile_v = 128;  // T_V: vocabulary rows per block
+  int tile_n = 16;   // T_N: batch rows per block
+  int tile_d = 64;   // T_d: depth of one pipeline stage
+  int stages = 4;    // cp.async pipeline depth
+  int warps_m = 4;   // warps along the vocabulary
+  int warps_n = 1;   // warps along the batch
+  DType dtype = DType::bf16;
+  Arch arch = Arch::sm_90;
+  Variant variant = Variant::mma_sync;
+
+  int threads() const { return 32 * warps_m * warps_n; }
+  // Dynamic shared memory the kernel needs, in bytes.
+  std::size_t shared_bytes() const;
+  // Throws InvalidArgument/Unsupported with the offending field if invalid.
+  void validate() const;
+  // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1": stable, parseable.
+  std::string to_string() const;
+  static KernelSpec parse(std::string_view text);
+  bool operator==(const KernelSpec&) const = default;
+};
+
+// The default variant for a dtype: mma_sync for bf16/fp16, simt for fp32.
+Variant default_variant(DType);
+
+// The built-in heuristic spec for (dtype, arch, batch rows).
+KernelSpec default_spec(DType, Arch, std::int64_t rows);
+
+}  // namespace fusedsample

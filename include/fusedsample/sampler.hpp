@@ -1,0 +1,81 @@
+// sampler.hpp: the host API. One Sampler per (vocab, hidden, dtype) LM head.
+//
+//   fusedsample::Sampler s({.vocab = 151936, .hidden = 4096, .dtype = DType::bf16});
+//   fusedsample::SampleArgs a;
+//   a.weights = W; a.hidden_states = H; a.rows = N; a.out = out; a.seed = 1234;
+//   s.sample(a, stream);   // asynchronous on `stream`, graph-capturable
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "fusedsample/kernel_spec.hpp"
+
+struct CUstream_st;  // = cudaStream_t = CUstream
+
+namespace fusedsample {
+
+using Stream = CUstream_st*;
+
+enum class IndexType { int64, int32 };
+
+struct SamplerOptions {
+  std::int64_t vocab = 0;    // V >= 1
+  std::int64_t hidden = 0;   // d, a multiple of 8
+  DType dtype = DType::bf16;
+  int device = -1;           // CUDA ordinal; -1: the current context's device (or 0)
+  // Force one kernel config for every batch size (tests, tuning). Its dtype
+  // must match; its arch is replaced by the device's.
+  std::optional<KernelSpec> spec;
+};
+
+struct SampleArgs {
+  const void* weights = nullptr;        // device [V, d], row-major, 16-byte aligned
+  const void* hidden_states = nullptr;  // device [N, d], row-major, 16-byte aligned
+  std::int64_t rows = 0;                // N >= 1
+  // Temperature: per-row device array [N] (float), or the scalar for all rows.
+  // 0 means greedy (argmax). Scalars must be finite and >= 0; a row whose
+  // device temperature is negative, NaN or inf gets index -1.
+  const float* temperatures = nullptr;
+  float temperature = 1.0f;
+  // Seed and offset (e.g. the decode position): per-row device arrays [N], or
+  // one value for all rows.
+  const std::uint64_t* seeds = nullptr;
+  std::uint64_t seed = 0;
+  const std::uint64_t* offsets = nullptr;
+  std::uint64_t offset = 0;
+  int num_samples = 1;                  // S >= 1 independent samples per row
+  void* out = nullptr;                  // device [N, S] int64 (default) or int32
+  IndexType index_type = IndexType::int64;
+};
+
+class Sampler {
+ public:
+  // Throws NoGpu without a driver/GPU, InvalidArgument for a bad shape.
+  explicit Sampler(const SamplerOptions& options);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // Enqueue sampling on `stream` (nullptr: the legacy default stream). No host
+  // synchronisation; no device allocation once reserve() covered (rows, S).
+  void sample(const SampleArgs& args, Stream stream);
+
+  // Sample from fp32 logits already in device memory, [N, V] row-major, with
+  // the same noise (the sampler half of an unfused pipeline).
+  void sample_logits(const float* logits, const SampleArgs& args, Stream stream);
+
+  // Allocate the workspace and compile the kernels for up to `rows` x
+  // `num_samples` now, so later calls (and CUDA graph capture) allocate nothing.
+  void reserve(std::int64_t rows, int num_samples = 1);
+
+  // The kernel config used for `rows` rows.
+  KernelSpec spec_for(std::int64_t rows) const;
+  const SamplerOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fusedsample

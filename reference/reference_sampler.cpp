@@ -1,0 +1,116 @@
+// reference_sampler.cpp: the CPU reference. Logits in double from the same
+// stored inputs, the GPU's noise bit for bit, ties to the lowest index.
+#include "fusedsample/reference.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "fusedsample/errors.hpp"
+#include "fusedsample/numeric.hpp"
+#include "templates/gumbel.cuh"
+#include "templates/philox.cuh"
+#include "templates/fs_params.cuh"
+
+namespace fusedsample {
+namespace {
+
+std::vector<double> to_double(const void* data, DType dtype, std::size_t count) {
+  std::vector<double> out(count);
+  if (dtype == DType::fp32) {
+    const float* p = static_cast<const float*>(data);
+    for (std::size_t i = 0; i < count; ++i) out[i] = p[i];
+  } else {
+    const std::uint16_t* p = static_cast<const std::uint16_t*>(data);
+    for (std::size_t i = 0; i < count; ++i) out[i] = dtype == DType::bf16 ? bf16_to_float(p[i]) : fp16_to_float(p[i]);
+  }
+  return out;
+}
+
+// Bound on |fp32 GPU logit - exact logit| relative to sum_k |w_k h_k|.
+// Tensor cores: d/16 sequential fp32 additions of k16 partial products (each
+// exact or nearly), taken with a 2x margin; SIMT: d sequential fmaf.
+double accumulation_gamma(DType dtype, std::int64_t d) {
+  const double u = std::ldexp(1.0, -24);
+  if (dtype == DType::fp32) return double(d) * u * 1.01;
+  return (double(d) / 8.0 + 32.0) * u;
+}
+
+}  // namespace
+
+float reference_gumbel(std::uint64_t seed, std::uint64_t offset, std::uint64_t v, std::uint32_t sample) {
+  const fs_philox_ctr r = fs_noise_block(seed, offset, v, sample);
+  return fs_gumbel_from_bits(r.v[v & 3]);
+}
+
+std::vector<ReferenceResult> reference_sample(const void* weights, const void* hidden, DType dtype, std::int64_t V,
+                                              std::int64_t d, std::int64_t N,
+                                              const std::vector<ReferenceRowParams>& params, int S) {
+  if (!weights || !hidden) throw InvalidArgument("reference_sample: null input");
+  if (V < 1 || d < 1 || N < 1 || S < 1)
+    throw InvalidArgument(fmt::format("reference_sample: bad shape V={} d={} N={} S={}", V, d, N, S));
+  if (std::int64_t(params.size()) != N)
+    throw InvalidArgument(fmt::format("reference_sample: {} row params for {} rows", params.size(), N));
+  const std::vector<double> W = to_double(weights, dtype, std::size_t(V * d));
+  const std::vector<double> H = to_double(hidden, dtype, std::size_t(N * d));
+  const double gamma = accumulation_gamma(dtype, d);
+  std::vector<ReferenceResult> out(std::size_t(N * S));
+
+  auto do_row = [&](std::int64_t n) {
+    const ReferenceRowParams& rp = params[std::size_t(n)];
+    std::vector<double> logit(static_cast<std::size_t>(V));
+    double max_abs_mass = 0;
+    const double* h = &H[std::size_t(n * d)];
+    for (std::int64_t v = 0; v < V; ++v) {
+      const double* w = &W[std::size_t(v * d)];
+      double acc = 0, mass = 0;
+      for (std::int64_t k = 0; k < d; ++k) {
+        acc += w[k] * h[k];
+        mass += std::fabs(w[k] * h[k]);
+      }
+      logit[std::size_t(v)] = acc;
+      max_abs_mass = std::max(max_abs_mass, mass);
+    }
+    const float tau = rp.temperature;
+    const bool valid = fs_temperature_valid(tau);
+    const bool greedy = tau == 0.0f;
+    const float inv_tau = (greedy || !valid) ? 1.0f : 1.0f / tau;
+    for (int s = 0; s < S; ++s) {
+      ReferenceResult& r = out[std::size_t(n * S + s)];
+      if (!valid) continue;  // index -1
+      double best = -std::numeric_limits<double>::infinity(), second = best, max_score = 0;
+      std::int64_t bi = -1;
+      for (std::int64_t v = 0; v < V; ++v) {
+        double sc = logit[std::size_t(v)];
+        if (!greedy) sc = sc * double(inv_tau) + double(reference_gumbel(rp.seed, rp.offset, std::uint64_t(v), std::uint32_t(s)));
+        max_score = std::max(max_score, std::fabs(sc));
+        if (sc > best || bi < 0) {
+          second = best;
+          best = sc;
+          bi = v;
+        } else if (sc > second) {
+          second = sc;
+        }
+      }
+      r.index = bi;
+      r.best = best;
+      r.runner_up = second;
+      // Two scores closer than this may legitimately swap order on the GPU.
+      r.tolerance = 2.0 * (gamma * max_abs_mass * double(inv_tau) + std::ldexp(max_score, -23));
+    }
+  };
+
+  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), unsigned(N)));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (std::int64_t n = t; n < N; n += threads) do_row(n);
+    });
+  for (auto& th : pool) th.join();
+  return out;
+}
+
+}  // namespace fusedsample

@@ -1,0 +1,78 @@
+#include "runtime/argument_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "fusedsample/errors.hpp"
+
+namespace fusedsample::runtime {
+namespace {
+
+void check_pointer(const void* p, std::size_t alignment, const char* name) {
+  if (!p) throw InvalidArgument(fmt::format("{} is a null pointer", name));
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  if (addr % alignment != 0)
+    throw InvalidArgument(fmt::format("{} ({:#x}) is not {}-byte aligned", name, addr, alignment));
+}
+
+void check_optional_pointer(const void* p, std::size_t alignment, const char* name) {
+  if (p) check_pointer(p, alignment, name);
+}
+
+void check_row_params(const SampleArgs& a) {
+  if (a.rows < 1) throw InvalidArgument(fmt::format("rows (N) must be >= 1, got {}", a.rows));
+  if (a.rows > (std::int64_t(1) << 31) - 1) throw InvalidArgument(fmt::format("rows (N) = {} exceeds 2^31 - 1", a.rows));
+  if (a.num_samples < 1) throw InvalidArgument(fmt::format("num_samples must be >= 1, got {}", a.num_samples));
+  if (!a.temperatures) {
+    if (std::isnan(a.temperature)) throw InvalidArgument("temperature is NaN");
+    if (std::isinf(a.temperature)) throw InvalidArgument("temperature is infinite");
+    if (a.temperature < 0) throw InvalidArgument(fmt::format("temperature must be >= 0 (0 = greedy), got {}", a.temperature));
+  }
+  check_optional_pointer(a.temperatures, alignof(float), "temperatures");
+  check_optional_pointer(a.seeds, alignof(std::uint64_t), "seeds");
+  check_optional_pointer(a.offsets, alignof(std::uint64_t), "offsets");
+  if (a.index_type != IndexType::int64 && a.index_type != IndexType::int32)
+    throw InvalidArgument("index_type must be int64 or int32");
+  check_pointer(a.out, a.index_type == IndexType::int64 ? 8 : 4, "out");
+  const double total = double(a.rows) * double(a.num_samples);
+  if (total > 1e12) throw InvalidArgument(fmt::format("rows * num_samples = {} is too large", total));
+}
+
+}  // namespace
+
+void check_options(const SamplerOptions& o) {
+  if (o.vocab < 1) throw InvalidArgument(fmt::format("vocab (V) must be >= 1, got {}", o.vocab));
+  if (o.vocab > std::numeric_limits<std::int32_t>::max() - 1024)
+    throw InvalidArgument(fmt::format("vocab (V) = {} exceeds the supported 2^31 - 1025", o.vocab));
+  if (o.hidden < 8 || o.hidden % 8 != 0)
+    throw InvalidArgument(fmt::format("hidden (d) must be a positive multiple of 8 elements, got {}", o.hidden));
+  if (o.hidden > (std::int64_t(1) << 24)) throw InvalidArgument(fmt::format("hidden (d) = {} is too large", o.hidden));
+  if (o.dtype != DType::bf16 && o.dtype != DType::fp16 && o.dtype != DType::fp32)
+    throw Unsupported(fmt::format("unsupported dtype value {}", int(o.dtype)));
+  if (o.spec) {
+    if (o.spec->dtype != o.dtype)
+      throw InvalidArgument(fmt::format("forced spec [{}] has dtype {} but the sampler's dtype is {}", o.spec->to_string(),
+                                        to_string(o.spec->dtype), to_string(o.dtype)));
+    if (o.spec->variant == Variant::logits)
+      throw InvalidArgument("the forced spec's variant must compute the matmul (not 'logits')");
+    o.spec->validate();
+  }
+}
+
+void check_args(const SamplerOptions& o, const SampleArgs& a) {
+  check_pointer(a.weights, 16, "weights");
+  check_pointer(a.hidden_states, 16, "hidden_states");
+  check_row_params(a);
+  (void)o;
+}
+
+void check_logits_args(const SamplerOptions& o, const float* logits, const SampleArgs& a) {
+  check_pointer(logits, 4, "logits");
+  check_row_params(a);
+  (void)o;
+}
+
+}  // namespace fusedsample::runtime

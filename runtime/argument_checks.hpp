@@ -1,0 +1,14 @@
+// argument_checks.hpp: validation of the sampler's inputs. Pure host code (no
+// driver calls), so every bad input is tested on machines without a GPU.
+#pragma once
+#include "fusedsample/sampler.hpp"
+
+namespace fusedsample::runtime {
+
+// Throws InvalidArgument / Unsupported naming the bad field.
+void check_options(const SamplerOptions& options);
+void check_args(const SamplerOptions& options, const SampleArgs& args);
+// The logits variant reads fp32 [N, V]; weights/hidden are unused.
+void check_logits_args(const SamplerOptions& options, const float* logits, const SampleArgs& args);
+
+}  // namespace fusedsample::runtime

@@ -1,0 +1,38 @@
+// context.hpp: the CUDA context the library works in. If the calling thread
+// has a current context (PyTorch, the CUDA runtime, the caller's own), that
+// one is used; otherwise the device's primary context, which the CUDA
+// runtime shares, is retained and made current.
+#pragma once
+#include <cuda.h>
+
+#include "fusedsample/kernel_spec.hpp"
+
+namespace fusedsample::runtime {
+
+class Context {
+ public:
+  // device < 0: the current context's device, or device 0.
+  explicit Context(int device);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Make this context current on the calling thread if it is not.
+  void make_current() const;
+  CUcontext handle() const { return ctx_; }
+  CUdevice device() const { return dev_; }
+  int cc_major() const { return cc_major_; }
+  int cc_minor() const { return cc_minor_; }
+  int multiprocessors() const { return sms_; }
+  int max_shared_optin() const { return smem_optin_; }
+  Arch arch() const { return arch_; }
+
+ private:
+  CUcontext ctx_ = nullptr;
+  CUdevice dev_ = 0;
+  bool retained_primary_ = false;
+  int cc_major_ = 0, cc_minor_ = 0, sms_ = 0, smem_optin_ = 0;
+  Arch arch_ = Arch::sm_80;
+};
+
+}  // namespace fusedsample::runtime

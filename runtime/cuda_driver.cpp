@@ -1,0 +1,96 @@
+#include "runtime/cuda_driver.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "fusedsample/errors.hpp"
+
+namespace fusedsample::driver {
+namespace {
+
+struct Loaded {
+  Api api;
+  bool ok = false;
+  std::string why;
+};
+
+Loaded load() {
+  Loaded l;
+  const char* override_path = std::getenv("FUSEDSAMPLE_LIBCUDA");
+  const char* path = (override_path && *override_path) ? override_path : "libcuda.so.1";
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    l.why = fmt::format("no CUDA driver: cannot load {} ({}){}", path, err ? err : "unknown error",
+                        override_path ? " [from FUSEDSAMPLE_LIBCUDA]" : "");
+    return l;
+  }
+#define FS_CU_LOAD(name)                                                                       \
+  l.api.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, FS_CU_STR(name)));            \
+  if (!l.api.name) {                                                                           \
+    l.why = fmt::format("CUDA driver {} lacks the symbol {}; driver too old?", path, FS_CU_STR(name)); \
+    return l;                                                                                  \
+  }
+  FS_CUDA_DRIVER_FUNCTIONS(FS_CU_LOAD)
+#undef FS_CU_LOAD
+  const CUresult r = l.api.cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    const char* name = nullptr;
+    l.api.cuGetErrorName(r, &name);
+    l.why = fmt::format("no GPU: cuInit failed with {}", name ? name : std::to_string(int(r)));
+    return l;
+  }
+  int count = 0;
+  if (l.api.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+    l.why = "no GPU: the CUDA driver reports no device";
+    return l;
+  }
+  l.ok = true;
+  return l;
+}
+
+const Loaded& loaded() {
+  static const Loaded l = load();  // thread-safe one-time initialisation
+  return l;
+}
+
+}  // namespace
+
+const Api* try_api(std::string* why) {
+  const Loaded& l = loaded();
+  if (!l.ok) {
+    if (why) *why = l.why;
+    return nullptr;
+  }
+  return &l.api;
+}
+
+const Api& api() {
+  const Loaded& l = loaded();
+  if (!l.ok) throw NoGpu(l.why);
+  return l.api;
+}
+
+std::string error_text(CUresult r) {
+  std::string why;
+  const Api* a = try_api(&why);
+  const char* name = nullptr;
+  const char* desc = nullptr;
+  if (a) {
+    a->cuGetErrorName(r, &name);
+    a->cuGetErrorString(r, &desc);
+  }
+  return fmt::format("{} ({})", name ? name : fmt::format("CUresult {}", int(r)), desc ? desc : "no description");
+}
+
+void check(CUresult r, const char* call) {
+  if (r == CUDA_SUCCESS) return;
+  const char* name = nullptr;
+  if (const Api* a = try_api(nullptr)) a->cuGetErrorName(r, &name);
+  throw CudaError(int(r), name ? name : std::to_string(int(r)), fmt::format("{} failed: {}", call, error_text(r)));
+}
+
+}  // namespace fusedsample::driver

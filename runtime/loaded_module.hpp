@@ -1,0 +1,36 @@
+// loaded_module.hpp: a compiled kernel set loaded into a context, with its
+// three entry points: fs_fused_kernel, fs_reduce_kernel, fs_stream_kernel.
+#pragma once
+#include <cuda.h>
+
+#include <memory>
+
+#include "fusedsample/compiler.hpp"
+
+namespace fusedsample::runtime {
+
+class Context;
+
+class LoadedModule {
+ public:
+  // Loads the CUBIN when it was built for this device's arch, else the PTX.
+  LoadedModule(const Context& ctx, std::shared_ptr<const CompiledKernel> kernel);
+  ~LoadedModule();
+  LoadedModule(const LoadedModule&) = delete;
+  LoadedModule& operator=(const LoadedModule&) = delete;
+
+  CUfunction fused() const { return fused_; }
+  CUfunction reduce() const { return reduce_; }
+  CUfunction stream() const { return stream_; }
+  const KernelSpec& spec() const { return kernel_->spec; }
+  const CompiledKernel& kernel() const { return *kernel_; }
+  int fused_registers() const;
+  int fused_local_bytes() const;
+
+ private:
+  std::shared_ptr<const CompiledKernel> kernel_;
+  CUmodule module_ = nullptr;
+  CUfunction fused_ = nullptr, reduce_ = nullptr, stream_ = nullptr;
+};
+
+}  // namespace fusedsample::runtime

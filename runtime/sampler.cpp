@@ -1,0 +1,197 @@
+// sampler.cpp: the host API. Picks a kernel config per batch bucket, loads
+// its module once, owns the partial-result workspace and enqueues the fused
+// kernel and the reduction on the caller's stream.
+#include "fusedsample/sampler.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <atomic>
+#include <bit>
+#include <map>
+#include <mutex>
+
+#include "fusedsample/compiler.hpp"
+#include "fusedsample/errors.hpp"
+#include "runtime/argument_checks.hpp"
+#include "runtime/context.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "runtime/device_memory.hpp"
+#include "runtime/loaded_module.hpp"
+#include "templates/fs_params.cuh"
+
+namespace fusedsample {
+namespace {
+
+constexpr int kBuckets = 10;  // rows 1, 2, 4, ..., 256, >256
+
+int bucket_of(std::int64_t rows) {
+  if (rows <= 1) return 0;
+  const int b = std::bit_width(std::uint64_t(rows - 1));  // ceil(log2(rows))
+  return b < kBuckets - 1 ? b : kBuckets - 1;
+}
+
+std::int64_t bucket_rows(int b) { return std::int64_t(1) << b; }
+
+KernelSpec logits_spec(DType dtype, Arch arch) {
+  KernelSpec s;
+  s.dtype = dtype;
+  s.arch = arch;
+  s.variant = Variant::logits;
+  s.tile_v = 256;
+  s.tile_n = 8;
+  s.warps_m = 4;
+  s.warps_n = 1;
+  return s;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+struct Sampler::Impl {
+  SamplerOptions options;
+  runtime::Context ctx;
+  std::mutex mu;  // guards modules and the workspace on the slow paths
+  std::map<std::string, std::unique_ptr<runtime::LoadedModule>> modules;
+  std::array<std::atomic<runtime::LoadedModule*>, kBuckets> by_bucket{};
+  std::atomic<runtime::LoadedModule*> logits_module{nullptr};
+  runtime::DeviceMemory workspace;
+
+  Impl(const SamplerOptions& o) : options(o), ctx(o.device) {}
+
+  KernelSpec spec_for(std::int64_t rows) const {
+    KernelSpec s = options.spec ? *options.spec : default_spec(options.dtype, ctx.arch(), rows);
+    if (s.arch != Arch::sm_90a) s.arch = ctx.arch();
+    return s;
+  }
+
+  runtime::LoadedModule* load(const KernelSpec& spec) {
+    const std::string key = spec.to_string();
+    auto it = modules.find(key);
+    if (it != modules.end()) return it->second.get();
+    auto m = std::make_unique<runtime::LoadedModule>(ctx, compile_kernel(spec));
+    return modules.emplace(key, std::move(m)).first->second.get();
+  }
+
+  runtime::LoadedModule* module_for(std::int64_t rows) {
+    const int b = bucket_of(rows);
+    if (runtime::LoadedModule* m = by_bucket[b].load(std::memory_order_acquire)) return m;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!by_bucket[b].load()) by_bucket[b].store(load(spec_for(bucket_rows(b))), std::memory_order_release);
+    return by_bucket[b].load();
+  }
+
+  runtime::LoadedModule* module_for_logits() {
+    if (runtime::LoadedModule* m = logits_module.load(std::memory_order_acquire)) return m;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!logits_module.load()) logits_module.store(load(logits_spec(options.dtype, ctx.arch())), std::memory_order_release);
+    return logits_module.load();
+  }
+
+  static std::size_t workspace_bytes(std::int64_t rows, int samples, std::int64_t vtiles) {
+    return std::size_t(rows) * std::size_t(samples) * std::size_t(vtiles) * (sizeof(float) + sizeof(int));
+  }
+
+  void ensure_workspace(std::size_t bytes, Stream stream) {
+    if (bytes <= workspace.size()) return;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    FS_CU(cuStreamIsCapturing(reinterpret_cast<CUstream>(stream), &status));
+    if (status != CU_STREAM_CAPTURE_STATUS_NONE)
+      throw InvalidArgument(fmt::format(
+          "the workspace must grow to {} bytes during CUDA graph capture; call Sampler::reserve(rows, num_samples) "
+          "before capturing",
+          bytes));
+    std::lock_guard<std::mutex> lock(mu);
+    if (bytes <= workspace.size()) return;
+    // The old buffer may still be in use by queued work on some stream.
+    FS_CU(cuCtxSynchronize());
+    workspace = runtime::DeviceMemory(bytes + bytes / 2);
+  }
+
+  fs_row_params row_params(const SampleArgs& a) const {
+    fs_row_params r{};
+    r.temperatures = a.temperatures;
+    r.seeds = reinterpret_cast<const fs_u64*>(a.seeds);
+    r.offsets = reinterpret_cast<const fs_u64*>(a.offsets);
+    r.temperature = a.temperature;
+    r.seed = a.seed;
+    r.offset = a.offset;
+    return r;
+  }
+
+  void launch(runtime::LoadedModule& m, const void* weights, const void* hidden, const SampleArgs& a, Stream stream) {
+    const KernelSpec& spec = m.spec();
+    const std::int64_t vtiles = ceil_div(options.vocab, spec.tile_v);
+    ensure_workspace(workspace_bytes(a.rows, a.num_samples, vtiles), stream);
+    const std::size_t parts = std::size_t(a.rows) * a.num_samples * vtiles;
+
+    fs_fused_params p{};
+    p.weights = weights;
+    p.hidden = hidden;
+    p.vocab = options.vocab;
+    p.rows = a.rows;
+    p.hidden_dim = options.hidden;
+    p.row = row_params(a);
+    p.num_samples = a.num_samples;
+    p.num_vtiles = int(vtiles);
+    p.part_score = workspace.as<float>();
+    p.part_index = reinterpret_cast<int*>(workspace.as<float>() + parts);
+    const std::int64_t blocks = vtiles * ceil_div(a.rows, spec.tile_n);
+    if (blocks > 0x7fffffff) throw InvalidArgument(fmt::format("grid of {} blocks is too large", blocks));
+    void* fused_args[] = {&p};
+    const auto s = reinterpret_cast<CUstream>(stream);
+    FS_CU(cuLaunchKernel(m.fused(), unsigned(blocks), 1, 1, unsigned(spec.threads()), 1, 1,
+                         unsigned(spec.shared_bytes()), s, fused_args, nullptr));
+
+    fs_reduce_params r{};
+    r.part_score = p.part_score;
+    r.part_index = p.part_index;
+    r.rows = a.rows;
+    r.num_samples = a.num_samples;
+    r.num_vtiles = int(vtiles);
+    r.row = p.row;
+    r.out = a.out;
+    r.out_is_int64 = a.index_type == IndexType::int64 ? 1 : 0;
+    void* reduce_args[] = {&r};
+    const std::int64_t items = a.rows * a.num_samples;
+    FS_CU(cuLaunchKernel(m.reduce(), unsigned(ceil_div(items, 4)), 1, 1, 128, 1, 1, 0, s, reduce_args, nullptr));
+  }
+};
+
+Sampler::Sampler(const SamplerOptions& options) {
+  runtime::check_options(options);  // before touching the driver: bad shapes fail everywhere
+  impl_ = std::make_unique<Impl>(options);
+}
+
+Sampler::~Sampler() = default;
+
+const SamplerOptions& Sampler::options() const { return impl_->options; }
+
+KernelSpec Sampler::spec_for(std::int64_t rows) const { return impl_->spec_for(rows); }
+
+void Sampler::sample(const SampleArgs& args, Stream stream) {
+  runtime::check_args(impl_->options, args);
+  impl_->ctx.make_current();
+  impl_->launch(*impl_->module_for(args.rows), args.weights, args.hidden_states, args, stream);
+}
+
+void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream stream) {
+  runtime::check_logits_args(impl_->options, logits, args);
+  impl_->ctx.make_current();
+  impl_->launch(*impl_->module_for_logits(), logits, nullptr, args, stream);
+}
+
+void Sampler::reserve(std::int64_t rows, int num_samples) {
+  if (rows < 1 || num_samples < 1)
+    throw InvalidArgument(fmt::format("reserve({}, {}): rows and num_samples must be >= 1", rows, num_samples));
+  impl_->ctx.make_current();
+  std::size_t bytes = 0;
+  for (int b = 0; b <= bucket_of(rows); ++b) {
+    const KernelSpec& spec = impl_->module_for(bucket_rows(b))->spec();
+    bytes = std::max(bytes, Impl::workspace_bytes(rows, num_samples, ceil_div(impl_->options.vocab, spec.tile_v)));
+  }
+  impl_->ensure_workspace(bytes, nullptr);
+}
+
+}  // namespace fusedsample

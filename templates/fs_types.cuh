@@ -1,0 +1,18 @@
+// fs_types.cuh: fixed-width types and host/device qualifiers shared by the
+// generated kernels (compiled by NVRTC, which has no <cstdint>) and the host
+// C++ code (CPU reference, parameter structs).
+#pragma once
+
+#if defined(__CUDACC__)
+#define FS_HD __host__ __device__ __forceinline__
+#else
+#define FS_HD inline
+#endif
+
+typedef unsigned int fs_u32;
+typedef unsigned long long fs_u64;
+typedef long long fs_i64;
+typedef unsigned short fs_u16;
+
+static_assert(sizeof(fs_u32) == 4, "fs_u32 must be 32 bits");
+static_assert(sizeof(fs_u64) == 8, "fs_u64 must be 64 bits");

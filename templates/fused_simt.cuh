@@ -1,0 +1,105 @@
+// fused_simt.cuh: fused matmul + Gumbel-max for fp32 weights on the SIMT
+// pipes (fp32 products, fp32 accumulation; no TF32). Same tiling, pipeline
+// and epilogue as fused_mma.cuh. Lanes span the vocabulary (T_V / 32 rows
+// each, strided by 32), warps span the batch (T_N / warps rows each);
+// shared rows are padded by 16 bytes so 16-byte reads are conflict-free.
+// Prelude macros: FS_TV FS_TN FS_TD FS_STAGES FS_WARPS_M FS_WARPS_N.
+#pragma once
+#include "fs_params.cuh"
+#include "pipeline.cuh"
+
+#define FS_THREADS (32 * FS_WARPS_M * FS_WARPS_N)
+#define FS_NWARPS (FS_WARPS_M * FS_WARPS_N)
+#define FS_RM (FS_TV / 32)         // vocabulary rows per lane
+#define FS_RN (FS_TN / FS_NWARPS)  // batch rows per warp
+#define FS_LDS (FS_TD + 4)         // padded shared row, in floats
+#define FS_CPR (FS_TD / 4)         // 16-byte chunks per row
+#define FS_LDL (FS_TV + 4)
+
+static_assert(FS_TV % 32 == 0, "simt: T_V must be a multiple of 32");
+static_assert(FS_TN % FS_NWARPS == 0, "simt: T_N must be a multiple of the warp count");
+static_assert(FS_TD % 4 == 0, "simt: T_d must be a multiple of 4");
+
+#include "epilogue.cuh"
+
+__device__ __forceinline__ void fs_load_rows_f32(float* dst, const float* src, int tile_rows, fs_i64 row0,
+                                                 fs_i64 rows, fs_i64 d, fs_i64 k0) {
+  for (int i = threadIdx.x; i < tile_rows * FS_CPR; i += FS_THREADS) {
+    const int r = i / FS_CPR, c = i % FS_CPR;
+    const fs_i64 gr = row0 + r, gk = k0 + c * 4;
+    const bool ok = gr < rows && gk < d;
+    fs_cp_async16(dst + r * FS_LDS + c * 4, ok ? src + gr * d + gk : src, ok);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const fs_fused_params p) {
+  extern __shared__ __align__(128) unsigned char fs_smem[];
+  float* Ws = reinterpret_cast<float*>(fs_smem);
+  float* Hs = Ws + FS_STAGES * FS_TV * FS_LDS;
+
+  const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;
+  const int vtile = (int)(blockIdx.x / n_tiles);
+  const fs_i64 v0 = (fs_i64)vtile * FS_TV;
+  const fs_i64 n0 = (fs_i64)(blockIdx.x % n_tiles) * FS_TN;
+  const fs_i64 d = p.hidden_dim;
+  const int ktiles = (int)((d + FS_TD - 1) / FS_TD);
+  const float* W = static_cast<const float*>(p.weights);
+  const float* H = static_cast<const float*>(p.hidden);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+  float acc[FS_RM][FS_RN];
+#pragma unroll
+  for (int i = 0; i < FS_RM; ++i)
+#pragma unroll
+    for (int j = 0; j < FS_RN; ++j) acc[i][j] = 0.0f;
+
+#pragma unroll
+  for (int s = 0; s < FS_STAGES - 1; ++s) {
+    if (s < ktiles) {
+      fs_load_rows_f32(Ws + s * FS_TV * FS_LDS, W, FS_TV, v0, p.vocab, d, (fs_i64)s * FS_TD);
+      fs_load_rows_f32(Hs + s * FS_TN * FS_LDS, H, FS_TN, n0, p.rows, d, (fs_i64)s * FS_TD);
+    }
+    fs_cp_async_commit();
+  }
+  for (int kt = 0; kt < ktiles; ++kt) {
+    fs_cp_async_wait<FS_STAGES - 2>();
+    __syncthreads();
+    const int nk = kt + FS_STAGES - 1;
+    if (nk < ktiles) {
+      const int st = nk % FS_STAGES;
+      fs_load_rows_f32(Ws + st * FS_TV * FS_LDS, W, FS_TV, v0, p.vocab, d, (fs_i64)nk * FS_TD);
+      fs_load_rows_f32(Hs + st * FS_TN * FS_LDS, H, FS_TN, n0, p.rows, d, (fs_i64)nk * FS_TD);
+    }
+    fs_cp_async_commit();
+    const float* Wst = Ws + (kt % FS_STAGES) * FS_TV * FS_LDS;
+    const float* Hst = Hs + (kt % FS_STAGES) * FS_TN * FS_LDS;
+#pragma unroll 4
+    for (int k = 0; k < FS_TD; k += 4) {
+      float4 a[FS_RM], b[FS_RN];
+#pragma unroll
+      for (int i = 0; i < FS_RM; ++i) a[i] = *reinterpret_cast<const float4*>(Wst + (lane + 32 * i) * FS_LDS + k);
+#pragma unroll
+      for (int j = 0; j < FS_RN; ++j)
+        b[j] = *reinterpret_cast<const float4*>(Hst + (warp * FS_RN + j) * FS_LDS + k);
+#pragma unroll
+      for (int i = 0; i < FS_RM; ++i)
+#pragma unroll
+        for (int j = 0; j < FS_RN; ++j) {
+          acc[i][j] = fmaf(a[i].x, b[j].x, acc[i][j]);
+          acc[i][j] = fmaf(a[i].y, b[j].y, acc[i][j]);
+          acc[i][j] = fmaf(a[i].z, b[j].z, acc[i][j]);
+          acc[i][j] = fmaf(a[i].w, b[j].w, acc[i][j]);
+        }
+    }
+  }
+  fs_cp_async_wait<0>();
+  __syncthreads();
+
+  float* L = reinterpret_cast<float*>(fs_smem);
+#pragma unroll
+  for (int i = 0; i < FS_RM; ++i)
+#pragma unroll
+    for (int j = 0; j < FS_RN; ++j) L[(warp * FS_RN + j) * FS_LDL + lane + 32 * i] = acc[i][j];
+  __syncthreads();
+  fs_tile_epilogue(L, p, v0, n0, vtile);
+}
