@@ -3,6 +3,7 @@
 // arch among them), the embedded templates' contents, the NVRTC version and
 // the generator version.
 #include <fmt/format.h>
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "fusedsample/compiler.hpp"
