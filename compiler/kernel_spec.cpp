@@ -68,10 +68,10 @@ std::size_t KernelSpec::shared_bytes() const {
   const std::size_t ldl = std::size_t(tile_v) + 4;
   const std::size_t epilogue = std::size_t(tile_n) * ldl * 4;
   switch (variant) {
-    case Variant::mma_sync:
-      return std::max(std::size_t(stages) * (tile_v + tile_n) * tile_d * 2, epilogue);
+    case Variant::mma_sync:  // pipeline stages, then the staged logit tile
+      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + epilogue;
     case Variant::simt:
-      return std::max(std::size_t(stages) * (tile_v + tile_n) * (tile_d + 4) * 4, epilogue);
+      return std::size_t(stages) * (tile_v + tile_n) * (tile_d + 4) * 4 + epilogue;
     case Variant::logits:
       return epilogue;
   }

@@ -2,10 +2,31 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <mutex>
+
 #include "fusedsample/errors.hpp"
 #include "runtime/cuda_driver.hpp"
 
 namespace fusedsample::runtime {
+namespace {
+
+// The device's primary context, retained once for the life of the process
+// (as the CUDA runtime does): releasing it when a Sampler dies would destroy
+// it under every other user on the thread.
+CUcontext primary_context(CUdevice dev) {
+  static std::mutex mu;
+  static std::map<CUdevice, CUcontext> retained;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = retained.find(dev);
+  if (it != retained.end()) return it->second;
+  CUcontext ctx = nullptr;
+  FS_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+  retained.emplace(dev, ctx);
+  return ctx;
+}
+
+}  // namespace
 
 Context::Context(int device) {
   const auto& cu = driver::api();
@@ -21,8 +42,7 @@ Context::Context(int device) {
     dev_ = current_dev;
   } else {
     FS_CU(cuDeviceGet(&dev_, device < 0 ? 0 : device));
-    FS_CU(cuDevicePrimaryCtxRetain(&ctx_, dev_));
-    retained_primary_ = true;
+    ctx_ = primary_context(dev_);
     FS_CU(cuCtxSetCurrent(ctx_));
   }
   (void)cu;
@@ -38,11 +58,7 @@ Context::Context(int device) {
   arch_ = arch_for_compute_capability(cc_major_, cc_minor_);
 }
 
-Context::~Context() {
-  if (retained_primary_) {
-    if (const auto* cu = driver::try_api(nullptr)) cu->cuDevicePrimaryCtxRelease(dev_);
-  }
-}
+Context::~Context() = default;
 
 void Context::make_current() const {
   CUcontext current = nullptr;

@@ -30,7 +30,6 @@ class Context {
  private:
   CUcontext ctx_ = nullptr;
   CUdevice dev_ = 0;
-  bool retained_primary_ = false;
   int cc_major_ = 0, cc_minor_ = 0, sms_ = 0, smem_optin_ = 0;
   Arch arch_ = Arch::sm_80;
 };

@@ -42,6 +42,11 @@ LoadedModule::LoadedModule(const Context& ctx, std::shared_ptr<const CompiledKer
     throw Unsupported(fmt::format("spec [{}] needs {} bytes of shared memory; this GPU allows {}", spec.to_string(),
                                   smem, ctx.max_shared_optin()));
   FS_CU(cuFuncSetAttribute(fused_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(smem)));
+  int per_sm = 0;
+  FS_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_, spec.threads(), smem));
+  if (per_sm < 1)
+    throw Unsupported(fmt::format("spec [{}] cannot run on this GPU: no block fits on a multiprocessor", spec.to_string()));
+  resident_blocks_ = per_sm * ctx.multiprocessors();
 }
 
 LoadedModule::~LoadedModule() {

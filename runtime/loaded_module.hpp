@@ -24,6 +24,8 @@ class LoadedModule {
   CUfunction stream() const { return stream_; }
   const KernelSpec& spec() const { return kernel_->spec; }
   const CompiledKernel& kernel() const { return *kernel_; }
+  // Blocks of the fused kernel resident on the whole GPU at once.
+  int resident_blocks() const { return resident_blocks_; }
   int fused_registers() const;
   int fused_local_bytes() const;
 
@@ -31,6 +33,7 @@ class LoadedModule {
   std::shared_ptr<const CompiledKernel> kernel_;
   CUmodule module_ = nullptr;
   CUfunction fused_ = nullptr, reduce_ = nullptr, stream_ = nullptr;
+  int resident_blocks_ = 0;
 };
 
 }  // namespace fusedsample::runtime

@@ -137,8 +137,15 @@ struct Sampler::Impl {
     p.num_vtiles = int(vtiles);
     p.part_score = workspace.as<float>();
     p.part_index = reinterpret_cast<int*>(workspace.as<float>() + parts);
-    const std::int64_t blocks = vtiles * ceil_div(a.rows, spec.tile_n);
-    if (blocks > 0x7fffffff) throw InvalidArgument(fmt::format("grid of {} blocks is too large", blocks));
+    const std::int64_t tiles = vtiles * ceil_div(a.rows, spec.tile_n);
+    if (tiles > 0x7fffffff) throw InvalidArgument(fmt::format("{} tiles are too many for one launch", tiles));
+    // Persistent kernels: as many blocks as fit, each taking an equal number
+    // of tiles (`rounds`), so no block runs a round more than the others.
+    std::int64_t blocks = tiles;
+    if (spec.variant != Variant::logits) {
+      const std::int64_t rounds = ceil_div(tiles, m.resident_blocks());
+      blocks = ceil_div(tiles, rounds);
+    }
     void* fused_args[] = {&p};
     const auto s = reinterpret_cast<CUstream>(stream);
     FS_CU(cuLaunchKernel(m.fused(), unsigned(blocks), 1, 1, unsigned(spec.threads()), 1, 1,

@@ -1,16 +1,19 @@
 // fused_mma.cuh: fused LM-head matmul + Gumbel-max for bf16/fp16 weights on
 // tensor cores (mma.sync m16n8k16, fp32 accumulation). W is the MMA's M
 // operand (vocabulary), H the N operand (batch), d the K dimension.
-// Each block owns one (T_V x T_N) tile of logits; a FS_STAGES-deep cp.async
-// pipeline streams (T_V x T_d) slices of W and (T_N x T_d) slices of H
-// through XOR-swizzled shared memory; the finished tile goes to shared memory
-// as fp32 and the Gumbel epilogue writes the tile's winner per row and sample.
+// A persistent grid: each block walks (T_V x T_N) tiles of logits; a
+// FS_STAGES-deep cp.async pipeline (persistent_pipeline.cuh) streams (T_V x
+// T_d) slices of W and (T_N x T_d) slices of H through XOR-swizzled shared
+// memory without draining between tiles; each finished tile is staged in its
+// own shared buffer as fp32 and the Gumbel epilogue writes the tile's winner
+// per row and sample.
 //
 // Prelude macros: FS_TV FS_TN FS_TD FS_STAGES FS_WARPS_M FS_WARPS_N and one of
 // FS_DTYPE_BF16 / FS_DTYPE_F16.
 #pragma once
 #include "fs_params.cuh"
 #include "pipeline.cuh"
+#include "persistent_pipeline.cuh"
 
 #define FS_THREADS (32 * FS_WARPS_M * FS_WARPS_N)
 #define FS_WTILE_M (FS_TV / FS_WARPS_M)
@@ -76,16 +79,9 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
   extern __shared__ __align__(128) unsigned char fs_smem[];
   fs_elem* Ws = reinterpret_cast<fs_elem*>(fs_smem);
   fs_elem* Hs = Ws + FS_STAGES * FS_TV * FS_TD;
-
-  const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;
-  const int vtile = (int)(blockIdx.x / n_tiles);  // batch tiles of one W tile run side by side
-  const fs_i64 v0 = (fs_i64)vtile * FS_TV;
-  const fs_i64 n0 = (fs_i64)(blockIdx.x % n_tiles) * FS_TN;
-  const fs_i64 d = p.hidden_dim;
-  const int ktiles = (int)((d + FS_TD - 1) / FS_TD);
+  float* L = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // staged logit tile [T_N][FS_LDL]
   const fs_elem* W = static_cast<const fs_elem*>(p.weights);
   const fs_elem* H = static_cast<const fs_elem*>(p.hidden);
-
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wm = warp % FS_WARPS_M, wn = warp / FS_WARPS_M;
 
@@ -97,28 +93,15 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
-#pragma unroll
-  for (int s = 0; s < FS_STAGES - 1; ++s) {
-    if (s < ktiles) {
-      fs_load_rows(Ws + s * FS_TV * FS_TD, W, FS_TV, v0, p.vocab, d, (fs_i64)s * FS_TD);
-      fs_load_rows(Hs + s * FS_TN * FS_TD, H, FS_TN, n0, p.rows, d, (fs_i64)s * FS_TD);
-    }
-    fs_cp_async_commit();
-  }
+  auto load = [&](int st, int vtile, int ntile, int kt) {
+    const fs_i64 k0 = (fs_i64)kt * FS_TD;
+    fs_load_rows(Ws + st * FS_TV * FS_TD, W, FS_TV, (fs_i64)vtile * FS_TV, p.vocab, p.hidden_dim, k0);
+    fs_load_rows(Hs + st * FS_TN * FS_TD, H, FS_TN, (fs_i64)ntile * FS_TN, p.rows, p.hidden_dim, k0);
+  };
 
-  for (int kt = 0; kt < ktiles; ++kt) {
-    fs_cp_async_wait<FS_STAGES - 2>();
-    __syncthreads();
-    const int nk = kt + FS_STAGES - 1;
-    if (nk < ktiles) {
-      const int st = nk % FS_STAGES;
-      fs_load_rows(Ws + st * FS_TV * FS_TD, W, FS_TV, v0, p.vocab, d, (fs_i64)nk * FS_TD);
-      fs_load_rows(Hs + st * FS_TN * FS_TD, H, FS_TN, n0, p.rows, d, (fs_i64)nk * FS_TD);
-    }
-    fs_cp_async_commit();
-
-    const fs_elem* Wst = Ws + (kt % FS_STAGES) * FS_TV * FS_TD;
-    const fs_elem* Hst = Hs + (kt % FS_STAGES) * FS_TN * FS_TD;
+  auto compute = [&](int st) {
+    const fs_elem* Wst = Ws + st * FS_TV * FS_TD;
+    const fs_elem* Hst = Hs + st * FS_TN * FS_TD;
 #pragma unroll
     for (int kk = 0; kk < FS_TD / 16; ++kk) {
       unsigned a[FS_MI][4];
@@ -154,24 +137,26 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
 #pragma unroll
         for (int ni = 0; ni < FS_NI; ++ni) fs_mma(acc[mi][ni], a[mi], b[ni][0], b[ni][1]);
     }
-  }
-  fs_cp_async_wait<0>();
-  __syncthreads();
+  };
 
-  // Stage the fp32 tile as L[n][v] (reusing the pipeline's shared memory).
-  float* L = reinterpret_cast<float*>(fs_smem);
-  const int g = lane >> 2, t = lane & 3;
+  auto finish = [&](int vtile, int ntile) {
+    // Stage the fp32 tile as L[n][v], then run the Gumbel epilogue on it.
+    const int g = lane >> 2, t = lane & 3;
 #pragma unroll
-  for (int mi = 0; mi < FS_MI; ++mi)
+    for (int mi = 0; mi < FS_MI; ++mi)
 #pragma unroll
-    for (int ni = 0; ni < FS_NI; ++ni) {
-      const int v = wm * FS_WTILE_M + mi * 16 + g;
-      const int n = wn * FS_WTILE_N + ni * 8 + 2 * t;
-      L[n * FS_LDL + v] = acc[mi][ni][0];
-      L[(n + 1) * FS_LDL + v] = acc[mi][ni][1];
-      L[n * FS_LDL + v + 8] = acc[mi][ni][2];
-      L[(n + 1) * FS_LDL + v + 8] = acc[mi][ni][3];
-    }
-  __syncthreads();
-  fs_tile_epilogue(L, p, v0, n0, vtile);
+      for (int ni = 0; ni < FS_NI; ++ni) {
+        const int v = wm * FS_WTILE_M + mi * 16 + g;
+        const int n = wn * FS_WTILE_N + ni * 8 + 2 * t;
+        L[n * FS_LDL + v] = acc[mi][ni][0];
+        L[(n + 1) * FS_LDL + v] = acc[mi][ni][1];
+        L[n * FS_LDL + v + 8] = acc[mi][ni][2];
+        L[(n + 1) * FS_LDL + v + 8] = acc[mi][ni][3];
+        acc[mi][ni][0] = acc[mi][ni][1] = acc[mi][ni][2] = acc[mi][ni][3] = 0.0f;
+      }
+    __syncthreads();
+    fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN, vtile);
+  };
+
+  fs_persistent_pipeline<FS_STAGES, FS_TN, FS_TD>(p, load, compute, finish);
 }

@@ -1,12 +1,13 @@
 // fused_simt.cuh: fused matmul + Gumbel-max for fp32 weights on the SIMT
-// pipes (fp32 products, fp32 accumulation; no TF32). Same tiling, pipeline
-// and epilogue as fused_mma.cuh. Lanes span the vocabulary (T_V / 32 rows
+// pipes (fp32 products, fp32 accumulation; no TF32). Same persistent tiling,
+// pipeline and epilogue as fused_mma.cuh. Lanes span the vocabulary (T_V / 32 rows
 // each, strided by 32), warps span the batch (T_N / warps rows each);
 // shared rows are padded by 16 bytes so 16-byte reads are conflict-free.
 // Prelude macros: FS_TV FS_TN FS_TD FS_STAGES FS_WARPS_M FS_WARPS_N.
 #pragma once
 #include "fs_params.cuh"
 #include "pipeline.cuh"
+#include "persistent_pipeline.cuh"
 
 #define FS_THREADS (32 * FS_WARPS_M * FS_WARPS_N)
 #define FS_NWARPS (FS_WARPS_M * FS_WARPS_N)
@@ -36,13 +37,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
   extern __shared__ __align__(128) unsigned char fs_smem[];
   float* Ws = reinterpret_cast<float*>(fs_smem);
   float* Hs = Ws + FS_STAGES * FS_TV * FS_LDS;
-
-  const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;
-  const int vtile = (int)(blockIdx.x / n_tiles);
-  const fs_i64 v0 = (fs_i64)vtile * FS_TV;
-  const fs_i64 n0 = (fs_i64)(blockIdx.x % n_tiles) * FS_TN;
-  const fs_i64 d = p.hidden_dim;
-  const int ktiles = (int)((d + FS_TD - 1) / FS_TD);
+  float* L = Hs + FS_STAGES * FS_TN * FS_LDS;  // staged logit tile [T_N][FS_LDL]
   const float* W = static_cast<const float*>(p.weights);
   const float* H = static_cast<const float*>(p.hidden);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -53,26 +48,15 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
 #pragma unroll
     for (int j = 0; j < FS_RN; ++j) acc[i][j] = 0.0f;
 
-#pragma unroll
-  for (int s = 0; s < FS_STAGES - 1; ++s) {
-    if (s < ktiles) {
-      fs_load_rows_f32(Ws + s * FS_TV * FS_LDS, W, FS_TV, v0, p.vocab, d, (fs_i64)s * FS_TD);
-      fs_load_rows_f32(Hs + s * FS_TN * FS_LDS, H, FS_TN, n0, p.rows, d, (fs_i64)s * FS_TD);
-    }
-    fs_cp_async_commit();
-  }
-  for (int kt = 0; kt < ktiles; ++kt) {
-    fs_cp_async_wait<FS_STAGES - 2>();
-    __syncthreads();
-    const int nk = kt + FS_STAGES - 1;
-    if (nk < ktiles) {
-      const int st = nk % FS_STAGES;
-      fs_load_rows_f32(Ws + st * FS_TV * FS_LDS, W, FS_TV, v0, p.vocab, d, (fs_i64)nk * FS_TD);
-      fs_load_rows_f32(Hs + st * FS_TN * FS_LDS, H, FS_TN, n0, p.rows, d, (fs_i64)nk * FS_TD);
-    }
-    fs_cp_async_commit();
-    const float* Wst = Ws + (kt % FS_STAGES) * FS_TV * FS_LDS;
-    const float* Hst = Hs + (kt % FS_STAGES) * FS_TN * FS_LDS;
+  auto load = [&](int st, int vtile, int ntile, int kt) {
+    const fs_i64 k0 = (fs_i64)kt * FS_TD;
+    fs_load_rows_f32(Ws + st * FS_TV * FS_LDS, W, FS_TV, (fs_i64)vtile * FS_TV, p.vocab, p.hidden_dim, k0);
+    fs_load_rows_f32(Hs + st * FS_TN * FS_LDS, H, FS_TN, (fs_i64)ntile * FS_TN, p.rows, p.hidden_dim, k0);
+  };
+
+  auto compute = [&](int st) {
+    const float* Wst = Ws + st * FS_TV * FS_LDS;
+    const float* Hst = Hs + st * FS_TN * FS_LDS;
 #pragma unroll 4
     for (int k = 0; k < FS_TD; k += 4) {
       float4 a[FS_RM], b[FS_RN];
@@ -91,15 +75,19 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
           acc[i][j] = fmaf(a[i].w, b[j].w, acc[i][j]);
         }
     }
-  }
-  fs_cp_async_wait<0>();
-  __syncthreads();
+  };
 
-  float* L = reinterpret_cast<float*>(fs_smem);
+  auto finish = [&](int vtile, int ntile) {
 #pragma unroll
-  for (int i = 0; i < FS_RM; ++i)
+    for (int i = 0; i < FS_RM; ++i)
 #pragma unroll
-    for (int j = 0; j < FS_RN; ++j) L[(warp * FS_RN + j) * FS_LDL + lane + 32 * i] = acc[i][j];
-  __syncthreads();
-  fs_tile_epilogue(L, p, v0, n0, vtile);
+      for (int j = 0; j < FS_RN; ++j) {
+        L[(warp * FS_RN + j) * FS_LDL + lane + 32 * i] = acc[i][j];
+        acc[i][j] = 0.0f;
+      }
+    __syncthreads();
+    fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN, vtile);
+  };
+
+  fs_persistent_pipeline<FS_STAGES, FS_TN, FS_TD>(p, load, compute, finish);
 }

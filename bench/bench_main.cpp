@@ -1,0 +1,266 @@
+// bench_main.cpp: the LM-head sampling benchmark. For each shape and batch N:
+//   floor    - our kernel streaming W once (the bandwidth floor, same process)
+//   fused    - fusedsample's fused matmul + Gumbel-max sampler
+//   cublas   - cuBLASLt GEMM alone (best of its heuristic's algorithms, bf16 out)
+//   unfused  - cuBLASLt GEMM to fp32 logits + our sampler over those logits
+// Each number is the median of --fs_reps event-timed repetitions after a
+// warm-up. A markdown summary table is printed at the end (and written to
+// --fs_table=FILE) for BENCHMARKS.md.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bench/bench_data.hpp"
+#include "bench/cublas_gemm.hpp"
+#include "bench/event_timer.hpp"
+#include "fusedsample/fusedsample.hpp"
+#include "runtime/context.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "runtime/loaded_module.hpp"
+
+namespace fs = fusedsample;
+namespace fb = fusedsample::bench;
+
+namespace {
+
+struct Options {
+  std::vector<fb::Shape> shapes{{151936, 4096}, {128256, 8192}};
+  std::vector<std::int64_t> rows{1, 2, 4, 8, 16, 32, 64, 128, 256};
+  int reps = 50;
+  std::string table_path;
+  std::vector<std::string> sweep_specs;  // --fs_specs: extra forced configs to time
+};
+Options g_opt;
+
+struct Row {
+  double floor = 0, fused = 0, cublas = 0, unfused = 0;
+};
+std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, Row>> g_results;  // (V,d) -> N -> row
+
+struct ShapeState {
+  std::unique_ptr<fb::ShapeData> data;
+  std::unique_ptr<fs::Sampler> sampler;
+  double floor_us = 0;
+};
+
+// (V, d, N) -> spec -> µs, for --fs_specs sweeps.
+std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::map<std::string, double>> g_sweep;
+
+std::unique_ptr<fs::runtime::Context> g_ctx;
+std::unique_ptr<fs::runtime::LoadedModule> g_stream_module;
+std::map<std::pair<std::int64_t, std::int64_t>, ShapeState> g_shapes;
+
+ShapeState& shape_state(fb::Shape s) {
+  auto& st = g_shapes[{s.vocab, s.hidden}];
+  if (!st.data) {
+    st.data = fb::make_shape_data(s, fs::DType::bf16, 256);
+    st.sampler = std::make_unique<fs::Sampler>(fs::SamplerOptions{.vocab = s.vocab, .hidden = s.hidden, .dtype = fs::DType::bf16});
+    st.sampler->reserve(256, 1);
+  }
+  return st;
+}
+
+fs::SampleArgs args_for(ShapeState& st, std::int64_t n) {
+  fs::SampleArgs a;
+  a.weights = st.data->weights.as<void>();
+  a.hidden_states = st.data->hidden.as<void>();
+  a.rows = n;
+  a.out = st.data->out.as<void>();
+  a.seed = 0x5eed;
+  a.offset = 7;
+  a.temperature = 1.0f;
+  return a;
+}
+
+void report(benchmark::State& state, double us, double bytes, double floor_us) {
+  state.SetIterationTime(us * 1e-6);
+  state.counters["us"] = us;
+  state.counters["GB_s"] = bytes / (us * 1e-6) / 1e9;
+  if (floor_us > 0) state.counters["x_floor"] = us / floor_us;
+}
+
+void BM_Floor(benchmark::State& state, fb::Shape s) {
+  auto& st = shape_state(s);
+  const std::int64_t n16 = std::int64_t(st.data->weight_bytes() / 16);
+  fs::runtime::DeviceMemory sink(std::size_t(g_ctx->multiprocessors()) * 16 * 4);
+  double best = 1e30;
+  for (int per_sm : {2, 4, 8, 16}) {
+    unsigned blocks = unsigned(g_ctx->multiprocessors() * per_sm);
+    const CUdeviceptr w = st.data->weights.get();
+    const CUdeviceptr out = sink.get();
+    void* params[] = {const_cast<CUdeviceptr*>(&w), const_cast<std::int64_t*>(&n16), const_cast<CUdeviceptr*>(&out)};
+    auto launch = [&] { FS_CU(cuLaunchKernel(g_stream_module->stream(), blocks, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr)); };
+    best = std::min(best, fb::median(fb::time_us(launch, nullptr, 5, g_opt.reps)));
+  }
+  st.floor_us = best;
+  for (auto _ : state) report(state, best, double(st.data->weight_bytes()), best);
+  for (auto n : g_opt.rows) g_results[{s.vocab, s.hidden}][n].floor = best;
+}
+
+void BM_Fused(benchmark::State& state, fb::Shape s, std::int64_t n) {
+  auto& st = shape_state(s);
+  const fs::SampleArgs a = args_for(st, n);
+  const double us = fb::median(fb::time_us([&] { st.sampler->sample(a, nullptr); }, nullptr, 5, g_opt.reps));
+  for (auto _ : state) report(state, us, double(st.data->weight_bytes()), st.floor_us);
+  state.SetLabel(st.sampler->spec_for(n).to_string());
+  g_results[{s.vocab, s.hidden}][n].fused = us;
+}
+
+void BM_FusedSpec(benchmark::State& state, fb::Shape s, std::int64_t n, std::string spec_text) {
+  auto& st = shape_state(s);
+  static std::map<std::string, std::unique_ptr<fs::Sampler>> samplers;
+  const std::string key = fmt::format("{}x{}:{}", s.vocab, s.hidden, spec_text);
+  auto& sampler = samplers[key];
+  if (!sampler) {
+    fs::SamplerOptions o{.vocab = s.vocab, .hidden = s.hidden, .dtype = fs::DType::bf16};
+    o.spec = fs::KernelSpec::parse(spec_text);
+    sampler = std::make_unique<fs::Sampler>(o);
+  }
+  const fs::SampleArgs a = args_for(st, n);
+  double us = 0;
+  try {
+    us = fb::median(fb::time_us([&] { sampler->sample(a, nullptr); }, nullptr, 3, g_opt.reps));
+  } catch (const fs::Error& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  for (auto _ : state) report(state, us, double(st.data->weight_bytes()), st.floor_us);
+  g_sweep[{s.vocab, s.hidden, n}][spec_text] = us;
+}
+
+void BM_Cublas(benchmark::State& state, fb::Shape s, std::int64_t n) {
+  auto& st = shape_state(s);
+  fb::CublasGemm gemm(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/false, nullptr);
+  void* w = st.data->weights.as<void>();
+  void* h = st.data->hidden.as<void>();
+  void* l = st.data->logits.as<void>();
+  gemm.autotune(w, h, l);
+  const double us = fb::median(fb::time_us([&] { gemm.run(w, h, l); }, nullptr, 5, g_opt.reps));
+  for (auto _ : state) report(state, us, double(st.data->weight_bytes()), st.floor_us);
+  g_results[{s.vocab, s.hidden}][n].cublas = us;
+}
+
+void BM_Unfused(benchmark::State& state, fb::Shape s, std::int64_t n) {
+  auto& st = shape_state(s);
+  fb::CublasGemm gemm(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/true, nullptr);
+  void* w = st.data->weights.as<void>();
+  void* h = st.data->hidden.as<void>();
+  float* l = st.data->logits.as<float>();
+  gemm.autotune(w, h, l);
+  const fs::SampleArgs a = args_for(st, n);
+  auto pipeline = [&] {
+    gemm.run(w, h, l);
+    st.sampler->sample_logits(l, a, nullptr);
+  };
+  const double us = fb::median(fb::time_us(pipeline, nullptr, 5, g_opt.reps));
+  for (auto _ : state) report(state, us, double(st.data->weight_bytes()), st.floor_us);
+  g_results[{s.vocab, s.hidden}][n].unfused = us;
+}
+
+std::string summary_table() {
+  std::ostringstream o;
+  for (const auto& [shape, rows] : g_results) {
+    o << fmt::format("\n### V={}, d={} (bf16), median µs\n\n", shape.first, shape.second);
+    o << "| N | fused | floor | cuBLAS GEMM | unfused (GEMM+sample) | fused/floor | fused/cuBLAS | fused/unfused | fused GB/s |\n";
+    o << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    const double wbytes = double(shape.first) * double(shape.second) * 2;
+    for (const auto& [n, r] : rows) {
+      if (r.fused <= 0) continue;
+      o << fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.3f} | {:.3f} | {:.3f} | {:.0f} |\n", n, r.fused,
+                       r.floor, r.cublas, r.unfused, r.fused / r.floor, r.cublas > 0 ? r.fused / r.cublas : 0,
+                       r.unfused > 0 ? r.fused / r.unfused : 0, wbytes / (r.fused * 1e-6) / 1e9);
+    }
+  }
+  return o.str();
+}
+
+std::string sweep_table() {
+  std::ostringstream o;
+  if (!g_sweep.empty()) o << "\n### Config sweep (µs; x floor)\n\n| V | d | N | spec | µs | x floor |\n|---:|---:|---:|---|---:|---:|\n";
+  for (const auto& [key, specs] : g_sweep) {
+    const auto [v, d, n] = key;
+    const double floor = g_results[{v, d}][n].floor;
+    for (const auto& [spec, us] : specs)
+      o << fmt::format("| {} | {} | {} | {} | {:.1f} | {:.3f} |\n", v, d, n, spec, us, floor > 0 ? us / floor : 0);
+  }
+  return o.str();
+}
+
+std::vector<std::int64_t> parse_list(const std::string& s) {
+  std::vector<std::int64_t> v;
+  std::stringstream in(s);
+  std::string tok;
+  while (std::getline(in, tok, ',')) v.push_back(std::stoll(tok));
+  return v;
+}
+
+void parse_own_flags(int& argc, char** argv) {
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--fs_rows=", 0) == 0) g_opt.rows = parse_list(a.substr(10));
+    else if (a.rfind("--fs_reps=", 0) == 0) g_opt.reps = std::stoi(a.substr(10));
+    else if (a.rfind("--fs_table=", 0) == 0) g_opt.table_path = a.substr(11);
+    else if (a.rfind("--fs_specs=", 0) == 0) {
+      std::stringstream in(a.substr(11));
+      std::string spec;
+      while (std::getline(in, spec, ';'))
+        if (!spec.empty()) g_opt.sweep_specs.push_back(spec);
+    }
+    else if (a.rfind("--fs_shapes=", 0) == 0) {
+      g_opt.shapes.clear();
+      auto v = parse_list(a.substr(12));  // V,d,V,d,...
+      for (std::size_t k = 0; k + 1 < v.size(); k += 2) g_opt.shapes.push_back({v[k], v[k + 1]});
+    } else argv[out++] = argv[i];
+  }
+  argc = out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  parse_own_flags(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  std::string why;
+  if (!fs::gpu_available(&why)) {
+    std::fprintf(stderr, "fusedsample_bench needs a GPU: %s\n", why.c_str());
+    return 1;
+  }
+  try {
+    g_ctx = std::make_unique<fs::runtime::Context>(-1);
+    g_stream_module = std::make_unique<fs::runtime::LoadedModule>(
+        *g_ctx, fs::compile_kernel(fs::default_spec(fs::DType::bf16, g_ctx->arch(), 1)));
+    for (const auto& s : g_opt.shapes) {
+      const std::string tag = fmt::format("V{}_d{}", s.vocab, s.hidden);
+      benchmark::RegisterBenchmark(("floor/" + tag).c_str(), BM_Floor, s)->Iterations(1)->UseManualTime();
+      for (auto n : g_opt.rows) {
+        benchmark::RegisterBenchmark(fmt::format("cublas/{}/N{}", tag, n).c_str(), BM_Cublas, s, n)->Iterations(1)->UseManualTime();
+        benchmark::RegisterBenchmark(fmt::format("unfused/{}/N{}", tag, n).c_str(), BM_Unfused, s, n)->Iterations(1)->UseManualTime();
+        benchmark::RegisterBenchmark(fmt::format("fused/{}/N{}", tag, n).c_str(), BM_Fused, s, n)->Iterations(1)->UseManualTime();
+        for (const auto& spec : g_opt.sweep_specs)
+          benchmark::RegisterBenchmark(fmt::format("sweep/{}/N{}/{}", tag, n, spec).c_str(), BM_FusedSpec, s, n, spec)
+              ->Iterations(1)
+              ->UseManualTime();
+      }
+    }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    const auto dev = fs::list_devices().at(0);
+    const std::string table = fmt::format("GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number\n{}", dev.name,
+                                          dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps,
+                                          summary_table() + sweep_table());
+    std::printf("%s\n", table.c_str());
+    if (!g_opt.table_path.empty()) std::ofstream(g_opt.table_path) << table;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

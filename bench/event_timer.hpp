@@ -1,0 +1,15 @@
+// event_timer.hpp: median device time of a launch sequence, with CUDA events.
+#pragma once
+#include <cuda.h>
+
+#include <functional>
+#include <vector>
+
+namespace fusedsample::bench {
+
+// Runs `enqueue` `warmup` times, then `reps` times each bracketed by events
+// on `stream`; returns every repetition's time in microseconds.
+std::vector<double> time_us(const std::function<void()>& enqueue, CUstream stream, int warmup, int reps);
+double median(std::vector<double> v);
+
+}  // namespace fusedsample::bench
