@@ -84,9 +84,14 @@ void KernelSpec::validate() const {
   if (tile_n < 8 || tile_n > 256 || tile_n % 8 != 0) bad("tile_n must be a multiple of 8 in [8, 256]");
   if (warps_m < 1 || warps_n < 1 || warps_m * warps_n > 16) bad("warps_m * warps_n must be in [1, 16]");
   if (variant != Variant::logits) {
-    if (stages < 2 || stages > 8) bad("stages must be in [2, 8]");
+    if (stages < 2 || stages > 16) bad("stages must be in [2, 16]");
     if (!is_pow2(tile_d) || tile_d < 16 || tile_d > 128) bad("tile_d must be 16, 32, 64 or 128");
   }
+  const int chunks_per_row = variant == Variant::simt ? tile_d / 4 : tile_d / 8;
+  if (variant != Variant::logits && threads() % chunks_per_row != 0)
+    bad(fmt::format("threads ({}) must be a multiple of the 16-byte chunks per row of a stage ({})", threads(), chunks_per_row));
+  if (variant == Variant::mma_sync && (threads() / chunks_per_row) % 8 != 0)
+    bad(fmt::format("threads / chunks per row ({}) must be a multiple of 8 for the swizzled layout", threads() / chunks_per_row));
   switch (variant) {
     case Variant::mma_sync:
       if (dtype == DType::fp32) throw Unsupported("variant mma_sync needs bf16 or fp16 (fp32 uses simt)");

@@ -18,16 +18,18 @@
 namespace fusedsample {
 namespace {
 
-std::vector<double> to_double(const void* data, DType dtype, std::size_t count) {
-  std::vector<double> out(count);
+// Element `first .. first+count` of `data` (stored as dtype) into `out`.
+void to_double(const void* data, DType dtype, std::size_t first, std::size_t count, double* out) {
   if (dtype == DType::fp32) {
-    const float* p = static_cast<const float*>(data);
+    const float* p = static_cast<const float*>(data) + first;
     for (std::size_t i = 0; i < count; ++i) out[i] = p[i];
+  } else if (dtype == DType::bf16) {
+    const std::uint16_t* p = static_cast<const std::uint16_t*>(data) + first;
+    for (std::size_t i = 0; i < count; ++i) out[i] = bf16_to_float(p[i]);
   } else {
-    const std::uint16_t* p = static_cast<const std::uint16_t*>(data);
-    for (std::size_t i = 0; i < count; ++i) out[i] = dtype == DType::bf16 ? bf16_to_float(p[i]) : fp16_to_float(p[i]);
+    const std::uint16_t* p = static_cast<const std::uint16_t*>(data) + first;
+    for (std::size_t i = 0; i < count; ++i) out[i] = fp16_to_float(p[i]);
   }
-  return out;
 }
 
 // Bound on |fp32 GPU logit - exact logit| relative to sum_k |w_k h_k|.
@@ -54,8 +56,8 @@ std::vector<ReferenceResult> reference_sample(const void* weights, const void* h
     throw InvalidArgument(fmt::format("reference_sample: bad shape V={} d={} N={} S={}", V, d, N, S));
   if (std::int64_t(params.size()) != N)
     throw InvalidArgument(fmt::format("reference_sample: {} row params for {} rows", params.size(), N));
-  const std::vector<double> W = to_double(weights, dtype, std::size_t(V * d));
-  const std::vector<double> H = to_double(hidden, dtype, std::size_t(N * d));
+  std::vector<double> H(static_cast<std::size_t>(N * d));
+  to_double(hidden, dtype, 0, H.size(), H.data());
   const double gamma = accumulation_gamma(dtype, d);
   std::vector<ReferenceResult> out(std::size_t(N * S));
 
@@ -64,8 +66,10 @@ std::vector<ReferenceResult> reference_sample(const void* weights, const void* h
     std::vector<double> logit(static_cast<std::size_t>(V));
     double max_abs_mass = 0;
     const double* h = &H[std::size_t(n * d)];
+    std::vector<double> wrow(static_cast<std::size_t>(d));  // W rows converted one at a time
+    const double* w = wrow.data();
     for (std::int64_t v = 0; v < V; ++v) {
-      const double* w = &W[std::size_t(v * d)];
+      to_double(weights, dtype, std::size_t(v * d), std::size_t(d), wrow.data());
       double acc = 0, mass = 0;
       for (std::int64_t k = 0; k < d; ++k) {
         acc += w[k] * h[k];
@@ -87,6 +91,9 @@ std::vector<ReferenceResult> reference_sample(const void* weights, const void* h
         double sc = logit[std::size_t(v)];
         if (!greedy) sc = sc * double(inv_tau) + double(reference_gumbel(rp.seed, rp.offset, std::uint64_t(v), std::uint32_t(s)));
         max_score = std::max(max_score, std::fabs(sc));
+        // As the kernels: a NaN never wins, ties keep the lower index, and a
+        // row of -inf scores picks its first index.
+        if (std::isnan(sc)) continue;
         if (sc > best || bi < 0) {
           second = best;
           best = sc;

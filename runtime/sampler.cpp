@@ -175,7 +175,10 @@ Sampler::~Sampler() = default;
 
 const SamplerOptions& Sampler::options() const { return impl_->options; }
 
-KernelSpec Sampler::spec_for(std::int64_t rows) const { return impl_->spec_for(rows); }
+KernelSpec Sampler::spec_for(std::int64_t rows) const {
+  if (rows < 1) throw InvalidArgument(fmt::format("spec_for: rows must be >= 1, got {}", rows));
+  return impl_->spec_for(bucket_rows(bucket_of(rows)));
+}
 
 void Sampler::sample(const SampleArgs& args, Stream stream) {
   runtime::check_args(impl_->options, args);

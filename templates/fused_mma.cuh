@@ -32,27 +32,10 @@ static_assert(FS_TV % 4 == 0, "T_V must be a multiple of 4");
 
 typedef fs_u16 fs_elem;
 
-// Physical chunk of logical 16-byte chunk `c` in shared-memory row `r`.
-__device__ __forceinline__ int fs_swizzle(int r, int c) {
-#if FS_CPR >= 8
-  return c ^ (r & 7);
-#elif FS_CPR == 4
-  return c ^ ((r >> 1) & 3);
-#else
-  return c ^ ((r >> 2) & 1);
-#endif
-}
+__device__ __forceinline__ int fs_swizzle(int r, int c) { return fs_swizzle_chunk<FS_CPR>(r, c); }
 
-__device__ __forceinline__ void fs_load_rows(fs_elem* dst, const fs_elem* src, int tile_rows, fs_i64 row0,
-                                             fs_i64 rows, fs_i64 d, fs_i64 k0) {
-  for (int i = threadIdx.x; i < tile_rows * FS_CPR; i += FS_THREADS) {
-    const int r = i / FS_CPR, c = i % FS_CPR;
-    const fs_i64 gr = row0 + r, gk = k0 + c * 8;
-    const bool ok = gr < rows && gk < d;
-    const fs_elem* g = ok ? src + gr * d + gk : src;
-    fs_cp_async16(dst + r * FS_TD + fs_swizzle(r, c) * 8, g, ok);
-  }
-}
+typedef fs_tile_loader<FS_TV, FS_CPR, FS_THREADS, 2, FS_TD * 2, true> fs_w_loader;
+typedef fs_tile_loader<FS_TN, FS_CPR, FS_THREADS, 2, FS_TD * 2, true> fs_h_loader;
 
 __device__ __forceinline__ void fs_ldmatrix_x4(unsigned (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -93,10 +76,21 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
+  fs_w_loader wl;
+  fs_h_loader hl;
+  int loaded_vtile = -1, loaded_ntile = -1;
+  const int d = (int)p.hidden_dim;
   auto load = [&](int st, int vtile, int ntile, int kt) {
-    const fs_i64 k0 = (fs_i64)kt * FS_TD;
-    fs_load_rows(Ws + st * FS_TV * FS_TD, W, FS_TV, (fs_i64)vtile * FS_TV, p.vocab, p.hidden_dim, k0);
-    fs_load_rows(Hs + st * FS_TN * FS_TD, H, FS_TN, (fs_i64)ntile * FS_TN, p.rows, p.hidden_dim, k0);
+    if (vtile != loaded_vtile) {
+      wl.init(W, (fs_i64)vtile * FS_TV, p.vocab, p.hidden_dim);
+      loaded_vtile = vtile;
+    }
+    if (ntile != loaded_ntile) {
+      hl.init(H, (fs_i64)ntile * FS_TN, p.rows, p.hidden_dim);
+      loaded_ntile = ntile;
+    }
+    wl.issue(reinterpret_cast<unsigned char*>(Ws + st * FS_TV * FS_TD), kt * FS_TD, d);
+    hl.issue(reinterpret_cast<unsigned char*>(Hs + st * FS_TN * FS_TD), kt * FS_TD, d);
   };
 
   auto compute = [&](int st) {

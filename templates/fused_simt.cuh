@@ -23,15 +23,8 @@ static_assert(FS_TD % 4 == 0, "simt: T_d must be a multiple of 4");
 
 #include "epilogue.cuh"
 
-__device__ __forceinline__ void fs_load_rows_f32(float* dst, const float* src, int tile_rows, fs_i64 row0,
-                                                 fs_i64 rows, fs_i64 d, fs_i64 k0) {
-  for (int i = threadIdx.x; i < tile_rows * FS_CPR; i += FS_THREADS) {
-    const int r = i / FS_CPR, c = i % FS_CPR;
-    const fs_i64 gr = row0 + r, gk = k0 + c * 4;
-    const bool ok = gr < rows && gk < d;
-    fs_cp_async16(dst + r * FS_LDS + c * 4, ok ? src + gr * d + gk : src, ok);
-  }
-}
+typedef fs_tile_loader<FS_TV, FS_CPR, FS_THREADS, 4, FS_LDS * 4, false> fs_w_loader;
+typedef fs_tile_loader<FS_TN, FS_CPR, FS_THREADS, 4, FS_LDS * 4, false> fs_h_loader;
 
 extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const fs_fused_params p) {
   extern __shared__ __align__(128) unsigned char fs_smem[];
@@ -48,10 +41,21 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
 #pragma unroll
     for (int j = 0; j < FS_RN; ++j) acc[i][j] = 0.0f;
 
+  fs_w_loader wl;
+  fs_h_loader hl;
+  int loaded_vtile = -1, loaded_ntile = -1;
+  const int d = (int)p.hidden_dim;
   auto load = [&](int st, int vtile, int ntile, int kt) {
-    const fs_i64 k0 = (fs_i64)kt * FS_TD;
-    fs_load_rows_f32(Ws + st * FS_TV * FS_LDS, W, FS_TV, (fs_i64)vtile * FS_TV, p.vocab, p.hidden_dim, k0);
-    fs_load_rows_f32(Hs + st * FS_TN * FS_LDS, H, FS_TN, (fs_i64)ntile * FS_TN, p.rows, p.hidden_dim, k0);
+    if (vtile != loaded_vtile) {
+      wl.init(W, (fs_i64)vtile * FS_TV, p.vocab, p.hidden_dim);
+      loaded_vtile = vtile;
+    }
+    if (ntile != loaded_ntile) {
+      hl.init(H, (fs_i64)ntile * FS_TN, p.rows, p.hidden_dim);
+      loaded_ntile = ntile;
+    }
+    wl.issue(reinterpret_cast<unsigned char*>(Ws + st * FS_TV * FS_LDS), kt * FS_TD, d);
+    hl.issue(reinterpret_cast<unsigned char*>(Hs + st * FS_TN * FS_LDS), kt * FS_TD, d);
   };
 
   auto compute = [&](int st) {

@@ -68,5 +68,5 @@ FS_HD float fs_gumbel_from_bits(fs_u32 word) {
 
 // Bounds of the noise over all 2^32 words: fs_gumbel_from_bits is monotone
 // in u, so its extremes are at u = 1 - 2^-24 and u = 2^-24. Tests check these.
-#define FS_GUMBEL_MAX 16.6355f
+#define FS_GUMBEL_MAX 16.6356f
 #define FS_GUMBEL_MIN -2.8117f

@@ -23,13 +23,16 @@ __device__ __forceinline__ void fs_persistent_pipeline(const fs_fused_params& p,
   // Loader cursor: runs STAGES-1 iterations ahead of the compute cursor.
   fs_i64 ld_it = 0, ld_tile = first;
   int ld_kt = 0, ld_stage = 0;
+  int ld_vt = (int)(first / n_tiles), ld_nt = (int)(first % n_tiles);
   auto issue = [&]() {
     if (ld_it < total_iters) {
-      load(ld_stage, (int)(ld_tile / n_tiles), (int)(ld_tile % n_tiles), ld_kt);
+      load(ld_stage, ld_vt, ld_nt, ld_kt);
       ++ld_it;
       if (++ld_kt == ktiles) {
         ld_kt = 0;
         ld_tile += gridDim.x;
+        ld_vt = (int)(ld_tile / n_tiles);
+        ld_nt = (int)(ld_tile % n_tiles);
       }
     }
     fs_cp_async_commit();
