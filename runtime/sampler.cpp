@@ -201,6 +201,8 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
     const KernelSpec& spec = impl_->module_for(bucket_rows(b))->spec();
     bytes = std::max(bytes, Impl::workspace_bytes(rows, num_samples, ceil_div(impl_->options.vocab, spec.tile_v)));
   }
+  const KernelSpec& logits = impl_->module_for_logits()->spec();
+  bytes = std::max(bytes, Impl::workspace_bytes(rows, num_samples, ceil_div(impl_->options.vocab, logits.tile_v)));
   impl_->ensure_workspace(bytes, nullptr);
 }
 

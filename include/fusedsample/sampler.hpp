@@ -49,6 +49,8 @@ struct SampleArgs {
   IndexType index_type = IndexType::int64;
 };
 
+// A Sampler owns one workspace: use it from one thread and one stream at a
+// time (like a cuBLAS handle), or give each stream its own Sampler.
 class Sampler {
  public:
   // Throws NoGpu without a driver/GPU, InvalidArgument for a bad shape.
