@@ -1,1 +1,76 @@
-int main(){return 0;}
+// fusedsample_main.cpp: the `fusedsample` tool -- subcommand dispatch and the
+// one place errors become messages and exit codes (cli_args.hpp).
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "fusedsample/compiler.hpp"
+#include "fusedsample/errors.hpp"
+#include "tools/cli_args.hpp"
+#include "tools/commands.hpp"
+
+namespace {
+
+using fusedsample::cli::kExitError;
+using fusedsample::cli::kExitOk;
+using fusedsample::cli::kExitUsage;
+
+constexpr const char* kHelp =
+    "usage: fusedsample <command> [options]\n"
+    "\n"
+    "Samples the next LLM token straight out of the LM-head matmul (Gumbel-max on\n"
+    "tiles of logits that never reach memory), with JIT-generated CUDA kernels.\n"
+    "\n"
+    "commands:\n"
+    "  info       versions, CUDA driver and GPUs\n"
+    "  compile    render and compile one kernel spec; print source, PTX or CUBIN facts\n"
+    "  demo       sample from a random LM head, check against the CPU reference, time it\n"
+    "\n"
+    "options:\n"
+    "  -h, --help     show this help (or `fusedsample <command> --help`)\n"
+    "  --version      print the generator version\n"
+    "\n"
+    "exit codes: 0 ok, 1 library error, 2 bad command line, 3 demo sample mismatch\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> all(argv + 1, argv + argc);
+  if (all.empty()) {
+    fmt::print(stderr, "{}", kHelp);
+    return kExitUsage;
+  }
+  const std::string& command = all[0];
+  const std::vector<std::string> rest(all.begin() + 1, all.end());
+  try {
+    if (command == "-h" || command == "--help" || command == "help") {
+      fmt::print("{}", kHelp);
+      return kExitOk;
+    }
+    if (command == "--version") {
+      fmt::print("fusedsample {} (generator {}, NVRTC {})\n", FUSEDSAMPLE_VERSION, fusedsample::generator_version(),
+                 fusedsample::nvrtc_version());
+      return kExitOk;
+    }
+    if (command == "info") return fusedsample::cli::cmd_info(rest);
+    if (command == "compile") return fusedsample::cli::cmd_compile(rest);
+    if (command == "demo") return fusedsample::cli::cmd_demo(rest);
+    throw fusedsample::cli::UsageError(
+        fmt::format("unknown command '{}' (commands: info, compile, demo; see fusedsample --help)", command));
+  } catch (const fusedsample::cli::UsageError& e) {
+    const bool known = command == "info" || command == "compile" || command == "demo";
+    const std::string who = known ? "fusedsample " + command : "fusedsample";
+    fmt::print(stderr, "{}: {}\nrun '{} --help' for usage\n", who, e.what(), who);
+    return kExitUsage;
+  } catch (const fusedsample::Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitError;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "error: out of host memory\n");
+    return kExitError;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitError;
+  }
+}

@@ -1,0 +1,132 @@
+// cmd_compile.cpp: `fusedsample compile` -- render one KernelSpec and show the
+// CUDA source, the PTX or facts about the CUBIN. NVRTC only; no GPU needed.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <set>
+
+#include "fusedsample/compiler.hpp"
+#include "fusedsample/errors.hpp"
+#include "tools/cli_args.hpp"
+#include "tools/commands.hpp"
+#include "tools/spec_args.hpp"
+
+namespace fusedsample::cli {
+namespace {
+
+// The rendered unit with every embedded template it includes pasted in place
+// (each once, as #pragma once would), so nvcc can compile it standalone.
+std::string expand_includes(const std::string& text, std::set<std::string>& seen) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    const std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    const std::string prefix = "#include \"";
+    if (line.starts_with(prefix) && line.size() > prefix.size() && line.back() == '"') {
+      const std::string name = line.substr(prefix.size(), line.size() - prefix.size() - 1);
+      const EmbeddedFile* file = nullptr;
+      for (const auto& f : embedded_templates())
+        if (name == f.name) file = &f;
+      if (file) {
+        if (seen.insert(name).second) {
+          out += fmt::format("// ---- begin {} ----\n", name);
+          out += expand_includes(std::string(file->data, file->size), seen);
+          out += fmt::format("// ---- end {} ----\n", name);
+        }
+        continue;
+      }
+    }
+    if (line == "#pragma once") continue;
+    out += line + "\n";
+  }
+  return out;
+}
+
+void write_output(const std::optional<std::string>& path, const std::string& data, bool binary) {
+  if (!path || *path == "-") {
+    if (binary) throw UsageError("--emit cubin writes binary data: give -o FILE");
+    fmt::print("{}", data);
+    return;
+  }
+  std::ofstream f(*path, std::ios::binary);
+  if (f) f.write(data.data(), std::streamsize(data.size()));
+  if (!f) throw FileError(fmt::format("cannot write '{}': {}", *path, std::strerror(errno)));
+}
+
+}  // namespace
+
+int cmd_compile(const std::vector<std::string>& argv) {
+  ArgParser parser("fusedsample compile [spec options] [--emit WHAT] [-o FILE]",
+                   "Renders the kernels for one KernelSpec from the embedded templates and compiles\n"
+                   "them with NVRTC. Works without a GPU.");
+  add_spec_options(parser);
+  parser
+      .option("emit", "WHAT",
+              "source: the unit NVRTC compiles; expanded: the same with the templates pasted in; "
+              "ptx; cubin-info: sizes, options and cache key; cubin: the binary (needs -o)",
+              "cubin-info")
+      .option("output", "FILE", "write there instead of stdout", "stdout", 'o')
+      .epilog(
+          "The spec starts from --spec, or from the library's default for --rows; every\n"
+          "other spec flag given replaces that field. An invalid spec exits with code 2.\n\n"
+          "examples:\n"
+          "  fusedsample compile --emit ptx -o fused.ptx\n"
+          "  fusedsample compile --spec \"bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1\" --emit source\n"
+          "  fusedsample compile --dtype fp32 --rows 64 --emit cubin-info");
+  const Args args = parser.parse(argv);
+  if (args.help_requested()) {
+    fmt::print("{}", parser.help());
+    return kExitOk;
+  }
+  const std::string emit = args.get_choice("emit", "cubin-info", {"source", "expanded", "ptx", "cubin-info", "cubin"});
+  const KernelSpec spec = spec_from_args(args);
+  const auto output = args.get("output");
+  if (emit == "cubin" && (!output || *output == "-")) throw UsageError("--emit cubin writes binary data: give -o FILE");
+
+  const RenderedKernel rendered = render_kernel(spec);
+  if (emit == "source") {
+    write_output(output, rendered.source, false);
+    return kExitOk;
+  }
+  if (emit == "expanded") {
+    std::set<std::string> seen;
+    std::string text = fmt::format("// NVRTC options: {}\n", fmt::join(rendered.options, " "));
+    text += expand_includes(rendered.source, seen);
+    write_output(output, text, false);
+    return kExitOk;
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const CompiledKernel k = compile_uncached(rendered);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (emit == "ptx") {
+    write_output(output, k.ptx + (k.ptx.ends_with('\n') ? "" : "\n"), false);
+  } else if (emit == "cubin") {
+    write_output(output, std::string(k.cubin.begin(), k.cubin.end()), true);
+    fmt::print(stderr, "wrote {} bytes of CUBIN for [{}] to {}\n", k.cubin.size(), spec.to_string(), *output);
+  } else {
+    std::string info;
+    info += fmt::format("spec           {}\n", spec.to_string());
+    info += fmt::format("threads        {} per block\n", spec.threads());
+    info += fmt::format("shared memory  {} bytes per block (dynamic)\n", spec.shared_bytes());
+    info += fmt::format("NVRTC          {} ({})\n", nvrtc_version(), fmt::join(k.options, " "));
+    info += fmt::format("generator      {}\n", generator_version());
+    info += fmt::format("cubin          {} bytes\n", k.cubin.size());
+    info += fmt::format("ptx            {} bytes\n", k.ptx.size());
+    info += fmt::format("cache key      {}\n", k.cache_key);
+    info += fmt::format("compile time   {:.0f} ms\n", ms);
+    info += k.log.empty() ? std::string("NVRTC log      (empty)\n") : fmt::format("NVRTC log\n{}\n", k.log);
+    write_output(output, info, false);
+  }
+  return kExitOk;
+}
+
+}  // namespace fusedsample::cli

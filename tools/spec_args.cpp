@@ -1,0 +1,93 @@
+#include "tools/spec_args.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "fusedsample/errors.hpp"
+
+namespace fusedsample::cli {
+namespace {
+
+// Runs a library parser on --name's value; its error becomes a UsageError.
+template <typename F>
+auto parse_with(const Args& args, const std::string& name, F&& parse) {
+  const std::string text = *args.get(name);
+  try {
+    return parse(text);
+  } catch (const fusedsample::Error& e) {
+    throw UsageError(fmt::format("invalid value '{}' for {}: {}", text, option_text(name), e.what()));
+  }
+}
+
+}  // namespace
+
+DType dtype_arg(const Args& args, DType fallback) {
+  if (!args.has("dtype")) return fallback;
+  return parse_with(args, "dtype", [](const std::string& t) { return parse_dtype(t); });
+}
+
+Arch arch_arg(const Args& args, Arch fallback) {
+  if (!args.has("arch")) return fallback;
+  return parse_with(args, "arch", [](const std::string& t) { return parse_arch(t); });
+}
+
+KernelSpec spec_text_arg(const Args& args) {
+  const KernelSpec s = parse_with(args, "spec", [](const std::string& t) { return KernelSpec::parse(t); });
+  try {
+    s.validate();
+  } catch (const fusedsample::Error& e) {
+    throw UsageError(fmt::format("invalid value '{}' for --spec: {}", *args.get("spec"), e.what()));
+  }
+  return s;
+}
+
+void add_spec_options(ArgParser& p) {
+  p.option("dtype", "T", "storage type of W and H: bf16, fp16, fp32", "bf16")
+      .option("arch", "ARCH", "target: sm_80, sm_86, sm_89, sm_90, sm_90a", "sm_90")
+      .option("variant", "V", "kernel body: mma_sync (bf16/fp16), simt (fp32), logits", "mma_sync; simt for fp32")
+      .option("tile-v", "N", "vocabulary rows per block (T_V)")
+      .option("tile-n", "N", "batch rows per block (T_N)")
+      .option("tile-d", "N", "depth of one pipeline stage (T_d)")
+      .option("stages", "N", "cp.async pipeline depth")
+      .option("warps", "MxN", "warps along vocabulary x batch, e.g. 4x1")
+      .option("rows", "N", "start from the library's default spec for N batch rows", "16")
+      .option("spec", "TEXT", "start from a full spec, e.g. \"bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1\"");
+}
+
+KernelSpec spec_from_args(const Args& args) {
+  KernelSpec s;
+  if (args.has("spec")) {
+    if (args.has("rows")) throw UsageError("--rows and --spec both choose the starting spec; give one");
+    s = parse_with(args, "spec", [](const std::string& t) { return KernelSpec::parse(t); });
+    s.dtype = dtype_arg(args, s.dtype);
+    s.arch = arch_arg(args, s.arch);
+  } else {
+    const DType dtype = dtype_arg(args, DType::bf16);
+    const Arch arch = arch_arg(args, Arch::sm_90);
+    s = default_spec(dtype, arch, args.get_int("rows", 16, 1, (std::int64_t(1) << 31) - 1));
+  }
+  if (args.has("variant"))
+    s.variant = parse_with(args, "variant", [](const std::string& t) { return parse_variant(t); });
+  const int big = 1 << 20;
+  s.tile_v = int(args.get_int("tile-v", s.tile_v, 1, big));
+  s.tile_n = int(args.get_int("tile-n", s.tile_n, 1, big));
+  s.tile_d = int(args.get_int("tile-d", s.tile_d, 1, big));
+  s.stages = int(args.get_int("stages", s.stages, 1, big));
+  if (const auto w = args.get("warps")) {
+    int m = 0, n = 0;
+    char x = 0, extra = 0;
+    if (std::sscanf(w->c_str(), "%d%c%d%c", &m, &x, &n, &extra) != 3 || x != 'x' || m < 1 || n < 1)
+      throw UsageError(fmt::format("invalid value '{}' for --warps: expected MxN, e.g. 4x1", *w));
+    s.warps_m = m;
+    s.warps_n = n;
+  }
+  try {
+    s.validate();
+  } catch (const fusedsample::Error& e) {
+    throw UsageError(e.what());
+  }
+  return s;
+}
+
+}  // namespace fusedsample::cli
