@@ -34,6 +34,7 @@ struct Options {
   std::vector<fb::Shape> shapes{{151936, 4096}, {128256, 8192}};
   std::vector<std::int64_t> rows{1, 2, 4, 8, 16, 32, 64, 128, 256};
   int reps = 50;
+  float temperature = 1.0f;  // --fs_temperature (0 = greedy: no noise drawn)
   std::string table_path;
   std::vector<std::string> sweep_specs;  // --fs_specs: extra forced configs to time
 };
@@ -75,7 +76,7 @@ fs::SampleArgs args_for(ShapeState& st, std::int64_t n) {
   a.out = st.data->out.as<void>();
   a.seed = 0x5eed;
   a.offset = 7;
-  a.temperature = 1.0f;
+  a.temperature = g_opt.temperature;
   return a;
 }
 
@@ -208,6 +209,7 @@ void parse_own_flags(int& argc, char** argv) {
     if (a.rfind("--fs_rows=", 0) == 0) g_opt.rows = parse_list(a.substr(10));
     else if (a.rfind("--fs_reps=", 0) == 0) g_opt.reps = std::stoi(a.substr(10));
     else if (a.rfind("--fs_table=", 0) == 0) g_opt.table_path = a.substr(11);
+    else if (a.rfind("--fs_temperature=", 0) == 0) g_opt.temperature = std::stof(a.substr(17));
     else if (a.rfind("--fs_specs=", 0) == 0) {
       std::stringstream in(a.substr(11));
       std::string spec;
