@@ -1,11 +1,13 @@
 // kernel_memo.cpp: compiled kernels memoized per spec for the life of the
 // process. Concurrent requests for one spec compile it once; a failed
 // compile is not memoized (the next request retries and reports again).
+// A memo miss consults the on-disk module cache (disk_cache.cpp) first.
 #include <future>
 #include <map>
 #include <mutex>
 
 #include "fusedsample/compiler.hpp"
+#include "fusedsample/disk_cache.hpp"
 
 namespace fusedsample {
 
@@ -30,7 +32,11 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const KernelSpec& spec) {
   }
   if (owner) {
     try {
-      promise.set_value(std::make_shared<const CompiledKernel>(compile_uncached(render_kernel(spec))));
+      // Memo miss: the on-disk cache (read from the environment now), else
+      // NVRTC (and the result is stored on disk).
+      const std::optional<DiskCache> disk = DiskCache::from_environment();
+      promise.set_value(
+          std::make_shared<const CompiledKernel>(load_or_compile(render_kernel(spec), disk ? &*disk : nullptr)));
     } catch (...) {
       promise.set_exception(std::current_exception());
       std::lock_guard<std::mutex> lock(mu);

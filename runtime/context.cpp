@@ -56,6 +56,9 @@ Context::Context(int device) {
   sms_ = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   smem_optin_ = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   arch_ = arch_for_compute_capability(cc_major_, cc_minor_);
+  char name[256] = {};
+  FS_CU(cuDeviceGetName(name, sizeof name, dev_));
+  name_ = name;
 }
 
 Context::~Context() = default;

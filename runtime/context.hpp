@@ -5,6 +5,8 @@
 #pragma once
 #include <cuda.h>
 
+#include <string>
+
 #include "fusedsample/kernel_spec.hpp"
 
 namespace fusedsample::runtime {
@@ -26,12 +28,14 @@ class Context {
   int multiprocessors() const { return sms_; }
   int max_shared_optin() const { return smem_optin_; }
   Arch arch() const { return arch_; }
+  const std::string& name() const { return name_; }
 
  private:
   CUcontext ctx_ = nullptr;
   CUdevice dev_ = 0;
   int cc_major_ = 0, cc_minor_ = 0, sms_ = 0, smem_optin_ = 0;
   Arch arch_ = Arch::sm_80;
+  std::string name_;
 };
 
 }  // namespace fusedsample::runtime

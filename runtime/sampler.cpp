@@ -13,6 +13,7 @@
 
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/errors.hpp"
+#include "fusedsample/tuning_db.hpp"
 #include "runtime/argument_checks.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -60,8 +61,16 @@ struct Sampler::Impl {
 
   Impl(const SamplerOptions& o) : options(o), ctx(o.device) {}
 
+  // A forced spec, else the tuning database (this GPU, then its
+  // architecture, then the built-in default). Called once per batch bucket.
   KernelSpec spec_for(std::int64_t rows) const {
-    KernelSpec s = options.spec ? *options.spec : default_spec(options.dtype, ctx.arch(), rows);
+    KernelSpec s;
+    if (options.spec) {
+      s = *options.spec;
+    } else {
+      const DeviceIdentity id{ctx.name(), ctx.multiprocessors(), ctx.cc_major(), ctx.cc_minor()};
+      s = tuned_spec(id, options.dtype, options.vocab, options.hidden, rows, ctx.arch()).spec;
+    }
     if (s.arch != Arch::sm_90a) s.arch = ctx.arch();
     return s;
   }

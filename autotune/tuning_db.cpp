@@ -1,0 +1,150 @@
+// tuning_db.cpp: the in-memory tuning database: batch buckets, recording
+// and merging measurements, and the exact-device -> same-arch -> default
+// lookup.
+#include "fusedsample/tuning_db.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "fusedsample/errors.hpp"
+
+namespace fusedsample {
+
+int batch_bucket(std::int64_t rows) {
+  if (rows < 1) throw InvalidArgument(fmt::format("batch rows must be >= 1 (got {})", rows));
+  if (rows == 1) return 0;
+  const int b = std::bit_width(std::uint64_t(rows - 1));  // ceil(log2(rows))
+  return std::min(b, kNumBatchBuckets - 1);
+}
+
+std::string_view batch_bucket_label(int bucket) {
+  static constexpr std::string_view kLabels[kNumBatchBuckets] = {"1", "2", "4", "8", "16", "32", "64", "128", "256", ">256"};
+  if (bucket < 0 || bucket >= kNumBatchBuckets) throw InvalidArgument(fmt::format("no batch bucket {}", bucket));
+  return kLabels[bucket];
+}
+
+int parse_batch_bucket(std::string_view label) {
+  for (int b = 0; b < kNumBatchBuckets; ++b)
+    if (batch_bucket_label(b) == label) return b;
+  throw InvalidArgument(fmt::format("unknown batch bucket '{}' (want 1, 2, 4, ..., 256 or >256)", label));
+}
+
+std::string_view to_string(MatchLevel level) {
+  switch (level) {
+    case MatchLevel::exact_device: return "exact_device";
+    case MatchLevel::same_arch: return "same_arch";
+    case MatchLevel::builtin_default: return "builtin_default";
+  }
+  return "?";
+}
+
+const Measurement* TuningEntry::best() const {
+  const Measurement* best = nullptr;
+  for (const auto& m : configs)
+    if (!best || m.median_us < best->median_us) best = &m;
+  return best;
+}
+
+const TuningEntry* TuningDb::find(const TuningKey& key) const {
+  for (const auto& e : entries_)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+void TuningDb::record(const TuningKey& key, const Measurement& m) {
+  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const TuningEntry& e) { return e.key == key; });
+  if (it == entries_.end()) {
+    entries_.push_back(TuningEntry{key, {m}});
+    return;
+  }
+  for (auto& old : it->configs) {
+    if (old.spec == m.spec) {
+      if (m.median_us < old.median_us) old = m;
+      return;
+    }
+  }
+  it->configs.push_back(m);
+}
+
+void TuningDb::merge(const TuningDb& other) {
+  for (const auto& e : other.entries_)
+    for (const auto& m : e.configs) record(e.key, m);
+  if (environment.gpu_name.empty() && environment.generator_version.empty()) environment = other.environment;
+}
+
+namespace {
+
+// The fastest config of `e` that parses and validates for `arch`.
+std::optional<KernelSpec> best_valid(const TuningEntry& e, Arch arch) {
+  std::vector<const Measurement*> order;
+  for (const auto& m : e.configs) order.push_back(&m);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Measurement* a, const Measurement* b) { return a->median_us < b->median_us; });
+  for (const Measurement* m : order) {
+    try {
+      KernelSpec s = KernelSpec::parse(m->spec);
+      s.arch = arch;
+      if (s.dtype != e.key.dtype) continue;
+      s.validate();
+      return s;
+    } catch (const Error&) {
+      continue;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<TunedSpec> TuningDb::lookup_at(MatchLevel level, const DeviceIdentity& device, DType dtype,
+                                             std::int64_t vocab, std::int64_t d_model, std::int64_t rows,
+                                             Arch arch) const {
+  const int bucket = batch_bucket(rows);
+  if (level == MatchLevel::exact_device) {
+    if (const TuningEntry* e = find(TuningKey{device, dtype, vocab, d_model, bucket}))
+      if (auto s = best_valid(*e, arch)) return TunedSpec{*s, level};
+    return std::nullopt;
+  }
+  if (level != MatchLevel::same_arch) return std::nullopt;
+  // Same compute capability, dtype and bucket: same V and d first, then the
+  // closest problem size (|log(V*d / V'*d')|).
+  std::vector<std::pair<double, const TuningEntry*>> candidates;
+  const double want = std::log(double(std::max<std::int64_t>(vocab, 1)) * double(std::max<std::int64_t>(d_model, 1)));
+  for (const auto& e : entries_) {
+    const auto& k = e.key;
+    if (k.device.cc_major != device.cc_major || k.device.cc_minor != device.cc_minor || k.dtype != dtype ||
+        k.bucket != bucket)
+      continue;
+    const bool same_shape = k.vocab == vocab && k.d_model == d_model;
+    const double dist =
+        same_shape ? -1.0 : std::fabs(std::log(double(std::max<std::int64_t>(k.vocab, 1)) *
+                                               double(std::max<std::int64_t>(k.d_model, 1))) - want);
+    candidates.emplace_back(dist, &e);
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [dist, e] : candidates)
+    if (auto s = best_valid(*e, arch)) return TunedSpec{*s, level};
+  return std::nullopt;
+}
+
+std::optional<TunedSpec> TuningDb::lookup(const DeviceIdentity& device, DType dtype, std::int64_t vocab,
+                                          std::int64_t d_model, std::int64_t rows, Arch arch) const {
+  if (auto s = lookup_at(MatchLevel::exact_device, device, dtype, vocab, d_model, rows, arch)) return s;
+  return lookup_at(MatchLevel::same_arch, device, dtype, vocab, d_model, rows, arch);
+}
+
+TunedSpec tuned_spec(const TuningDb& user, const DeviceIdentity& device, DType dtype, std::int64_t vocab,
+                     std::int64_t d_model, std::int64_t rows, Arch arch) {
+  const TuningDb& builtin = builtin_tuning_db();
+  for (MatchLevel level : {MatchLevel::exact_device, MatchLevel::same_arch})
+    for (const TuningDb* db : {&user, &builtin})
+      if (auto s = db->lookup_at(level, device, dtype, vocab, d_model, rows, arch)) return *s;
+  return TunedSpec{default_spec(dtype, arch, rows), MatchLevel::builtin_default};
+}
+
+}  // namespace fusedsample

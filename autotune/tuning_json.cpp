@@ -1,0 +1,251 @@
+// tuning_json.cpp: the tuning database as JSON.
+//
+//   { "schema": "fusedsample-tuning", "version": 1,
+//     "environment": { "gpu_name", "compute_capability": "9.0", "multiprocessors",
+//                      "sm_clock_khz", "memory_clock_khz", "driver_version",
+//                      "cuda_version", "nvrtc_version", "generator_version" },
+//     "entries": [ { "gpu_name", "multiprocessors", "compute_capability",
+//                    "dtype", "vocab", "d_model", "bucket": "1".."256"|">256",
+//                    "configs": [ { "spec", "params" (optional), "median_us",
+//                                   "floor_us", "timestamp" } ] } ] }
+//
+// Import is strict: unknown keys, wrong types, bad spec strings, unknown
+// dtype/arch names all throw FileError naming the source and the JSON path.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "fusedsample/errors.hpp"
+#include "fusedsample/tuning_db.hpp"
+
+namespace fusedsample {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kSchema = "fusedsample-tuning";
+constexpr int kVersion = 1;
+
+std::string cc_string(int major, int minor) { return fmt::format("{}.{}", major, minor); }
+
+json params_of(const KernelSpec& s) {
+  return json{{"dtype", std::string(to_string(s.dtype))}, {"arch", std::string(to_string(s.arch))},
+              {"variant", std::string(to_string(s.variant))}, {"tile_v", s.tile_v}, {"tile_n", s.tile_n},
+              {"tile_d", s.tile_d}, {"stages", s.stages}, {"warps_m", s.warps_m}, {"warps_n", s.warps_n}};
+}
+
+// Validation with the JSON path of the current value in every message.
+struct Checker {
+  std::string source;
+  [[noreturn]] void fail(const std::string& path, const std::string& why) const {
+    throw FileError(fmt::format("{}: {}: {}", source, path.empty() ? "/" : path, why));
+  }
+  const json& field(const json& obj, const std::string& path, const char* name) const {
+    auto it = obj.find(name);
+    if (it == obj.end()) fail(path, fmt::format("missing required field '{}'", name));
+    return *it;
+  }
+  void only_keys(const json& obj, const std::string& path, std::initializer_list<const char*> known) const {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      bool ok = false;
+      std::string list;
+      for (const char* k : known) {
+        ok |= it.key() == k;
+        list += list.empty() ? "" : ", ";
+        list += k;
+      }
+      if (!ok) fail(path + "/" + it.key(), fmt::format("unknown field '{}' (known: {})", it.key(), list));
+    }
+  }
+  const json& object(const json& v, const std::string& path) const {
+    if (!v.is_object()) fail(path, fmt::format("expected an object, got {}", v.type_name()));
+    return v;
+  }
+  std::string str(const json& v, const std::string& path) const {
+    if (!v.is_string()) fail(path, fmt::format("expected a string, got {}", v.type_name()));
+    return v.get<std::string>();
+  }
+  std::int64_t integer(const json& v, const std::string& path, std::int64_t lo) const {
+    if (!v.is_number_integer()) fail(path, fmt::format("expected an integer, got {}", v.type_name()));
+    const auto x = v.get<std::int64_t>();
+    if (x < lo) fail(path, fmt::format("must be >= {} (got {})", lo, x));
+    return x;
+  }
+  double number(const json& v, const std::string& path) const {
+    if (!v.is_number()) fail(path, fmt::format("expected a number, got {}", v.type_name()));
+    const double x = v.get<double>();
+    if (!std::isfinite(x) || x < 0) fail(path, fmt::format("must be a finite number >= 0 (got {})", x));
+    return x;
+  }
+  std::pair<int, int> cc(const json& v, const std::string& path) const {
+    const std::string s = str(v, path);
+    int major = 0, minor = 0, used = 0;
+    if (std::sscanf(s.c_str(), "%d.%d%n", &major, &minor, &used) != 2 || used != int(s.size()))
+      fail(path, fmt::format("bad compute capability '{}' (want e.g. \"9.0\")", s));
+    try {
+      arch_for_compute_capability(major, minor);
+    } catch (const Error& e) {
+      fail(path, e.what());
+    }
+    return {major, minor};
+  }
+  template <typename F>
+  auto wrap(const std::string& path, F&& f) const {
+    try {
+      return f();
+    } catch (const FileError&) {
+      throw;
+    } catch (const Error& e) {
+      fail(path, e.what());
+    }
+  }
+};
+
+KernelSpec check_spec(const Checker& c, const json& cfg, const std::string& path, DType dtype) {
+  const std::string text = c.str(c.field(cfg, path, "spec"), path + "/spec");
+  const KernelSpec spec = c.wrap(path + "/spec", [&] {
+    KernelSpec s = KernelSpec::parse(text);
+    s.validate();
+    return s;
+  });
+  if (spec.dtype != dtype)
+    c.fail(path + "/spec", fmt::format("spec dtype {} differs from the entry's dtype {}", to_string(spec.dtype),
+                                       to_string(dtype)));
+  if (auto it = cfg.find("params"); it != cfg.end()) {
+    const std::string pp = path + "/params";
+    c.object(*it, pp);
+    const json want = params_of(spec);
+    for (auto p = it->begin(); p != it->end(); ++p) {
+      if (!want.contains(p.key())) {
+        std::string names;
+        for (auto w = want.begin(); w != want.end(); ++w) names += (names.empty() ? "" : ", ") + w.key();
+        c.fail(pp + "/" + p.key(), fmt::format("unknown parameter '{}' (known: {})", p.key(), names));
+      }
+      const json& w = want[p.key()];
+      if (w.is_string()) c.str(*p, pp + "/" + p.key());
+      else c.integer(*p, pp + "/" + p.key(), 0);
+      if (*p != w)
+        c.fail(pp + "/" + p.key(), fmt::format("parameter {} = {} disagrees with spec '{}'", p.key(), p->dump(), text));
+    }
+  }
+  return spec;
+}
+
+}  // namespace
+
+std::string tuning_db_to_json(const TuningDb& db) {
+  const TuningEnvironment& e = db.environment;
+  json entries = json::array();
+  for (const TuningEntry& t : db.entries()) {
+    json configs = json::array();
+    for (const Measurement& m : t.configs) {
+      json cfg{{"spec", m.spec}, {"median_us", m.median_us}, {"floor_us", m.floor_us}, {"timestamp", m.timestamp}};
+      try {
+        cfg["params"] = params_of(KernelSpec::parse(m.spec));
+      } catch (const Error&) {
+      }
+      configs.push_back(std::move(cfg));
+    }
+    entries.push_back(json{{"gpu_name", t.key.device.name},
+                           {"multiprocessors", t.key.device.multiprocessors},
+                           {"compute_capability", cc_string(t.key.device.cc_major, t.key.device.cc_minor)},
+                           {"dtype", std::string(to_string(t.key.dtype))},
+                           {"vocab", t.key.vocab},
+                           {"d_model", t.key.d_model},
+                           {"bucket", std::string(batch_bucket_label(t.key.bucket))},
+                           {"configs", std::move(configs)}});
+  }
+  json doc{{"schema", kSchema},
+           {"version", kVersion},
+           {"environment",
+            {{"gpu_name", e.gpu_name},
+             {"compute_capability", cc_string(e.cc_major, e.cc_minor)},
+             {"multiprocessors", e.multiprocessors},
+             {"sm_clock_khz", e.sm_clock_khz},
+             {"memory_clock_khz", e.memory_clock_khz},
+             {"driver_version", e.driver_version},
+             {"cuda_version", e.cuda_version},
+             {"nvrtc_version", e.nvrtc_version},
+             {"generator_version", e.generator_version}}},
+           {"entries", std::move(entries)}};
+  return doc.dump(2) + "\n";
+}
+
+TuningDb tuning_db_from_json(std::string_view text, std::string_view source) {
+  const Checker c{std::string(source)};
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    c.fail("", fmt::format("malformed JSON: {}", e.what()));
+  }
+  c.object(doc, "");
+  const std::string schema = c.str(c.field(doc, "", "schema"), "/schema");
+  if (schema != kSchema) c.fail("/schema", fmt::format("schema is '{}', expected '{}'", schema, kSchema));
+  const auto version = c.integer(c.field(doc, "", "version"), "/version", 0);
+  if (version != kVersion) c.fail("/version", fmt::format("unsupported version {} (this build reads {})", version, kVersion));
+  c.only_keys(doc, "", {"schema", "version", "environment", "entries"});
+
+  TuningDb db;
+  if (auto it = doc.find("environment"); it != doc.end()) {
+    const json& env = c.object(*it, "/environment");
+    c.only_keys(env, "/environment", {"gpu_name", "compute_capability", "multiprocessors", "sm_clock_khz",
+                                      "memory_clock_khz", "driver_version", "cuda_version", "nvrtc_version",
+                                      "generator_version"});
+    TuningEnvironment& e = db.environment;
+    auto opt_str = [&](const char* k, std::string& out) {
+      if (env.contains(k)) out = c.str(env[k], std::string("/environment/") + k);
+    };
+    auto opt_int = [&](const char* k, int& out) {
+      if (env.contains(k)) out = int(c.integer(env[k], std::string("/environment/") + k, 0));
+    };
+    opt_str("gpu_name", e.gpu_name);
+    if (env.contains("compute_capability") && env["compute_capability"] != "0.0")
+      std::tie(e.cc_major, e.cc_minor) = c.cc(env["compute_capability"], "/environment/compute_capability");
+    opt_int("multiprocessors", e.multiprocessors);
+    opt_int("sm_clock_khz", e.sm_clock_khz);
+    opt_int("memory_clock_khz", e.memory_clock_khz);
+    opt_str("driver_version", e.driver_version);
+    opt_str("cuda_version", e.cuda_version);
+    opt_str("nvrtc_version", e.nvrtc_version);
+    opt_str("generator_version", e.generator_version);
+  }
+  const json& entries = c.field(doc, "", "entries");
+  if (!entries.is_array()) c.fail("/entries", fmt::format("expected an array, got {}", entries.type_name()));
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string p = fmt::format("/entries/{}", i);
+    const json& en = c.object(entries[i], p);
+    c.only_keys(en, p, {"gpu_name", "multiprocessors", "compute_capability", "dtype", "vocab", "d_model", "bucket",
+                        "configs"});
+    TuningKey key;
+    key.device.name = c.str(c.field(en, p, "gpu_name"), p + "/gpu_name");
+    if (key.device.name.empty()) c.fail(p + "/gpu_name", "must not be empty");
+    key.device.multiprocessors = int(c.integer(c.field(en, p, "multiprocessors"), p + "/multiprocessors", 1));
+    std::tie(key.device.cc_major, key.device.cc_minor) =
+        c.cc(c.field(en, p, "compute_capability"), p + "/compute_capability");
+    const std::string dtype = c.str(c.field(en, p, "dtype"), p + "/dtype");
+    key.dtype = c.wrap(p + "/dtype", [&] { return parse_dtype(dtype); });
+    key.vocab = c.integer(c.field(en, p, "vocab"), p + "/vocab", 1);
+    key.d_model = c.integer(c.field(en, p, "d_model"), p + "/d_model", 1);
+    const std::string bucket = c.str(c.field(en, p, "bucket"), p + "/bucket");
+    key.bucket = c.wrap(p + "/bucket", [&] { return parse_batch_bucket(bucket); });
+    const json& configs = c.field(en, p, "configs");
+    if (!configs.is_array()) c.fail(p + "/configs", fmt::format("expected an array, got {}", configs.type_name()));
+    for (std::size_t j = 0; j < configs.size(); ++j) {
+      const std::string cp = fmt::format("{}/configs/{}", p, j);
+      const json& cfg = c.object(configs[j], cp);
+      c.only_keys(cfg, cp, {"spec", "params", "median_us", "floor_us", "timestamp"});
+      Measurement m;
+      m.spec = check_spec(c, cfg, cp, key.dtype).to_string();
+      m.median_us = c.number(c.field(cfg, cp, "median_us"), cp + "/median_us");
+      if (cfg.contains("floor_us")) m.floor_us = c.number(cfg["floor_us"], cp + "/floor_us");
+      if (cfg.contains("timestamp")) m.timestamp = c.str(cfg["timestamp"], cp + "/timestamp");
+      db.record(key, m);
+    }
+  }
+  return db;
+}
+
+}  // namespace fusedsample

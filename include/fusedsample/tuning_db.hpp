@@ -1,0 +1,132 @@
+// tuning_db.hpp: measured kernel configs per GPU model, problem shape and
+// batch bucket, with CLBlast-style fallback (exact GPU model -> same compute
+// capability -> built-in heuristic), JSON export/import and persistence to
+// <cache dir>/tuning.json.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fusedsample/kernel_spec.hpp"
+
+namespace fusedsample {
+
+// Batch buckets: rows 1, 2, 4, ..., 256 (index 0..8) and ">256" (index 9).
+// Rows between buckets use the next bucket up.
+inline constexpr int kNumBatchBuckets = 10;
+int batch_bucket(std::int64_t rows);             // bucket index; throws InvalidArgument for rows < 1
+std::string_view batch_bucket_label(int bucket);  // "1", "2", ..., "256", ">256"
+int parse_batch_bucket(std::string_view label);  // inverse; throws InvalidArgument
+
+// A GPU model: what the driver reports. Two GPUs with the same name and SM
+// count are the same model.
+struct DeviceIdentity {
+  std::string name;  // e.g. "NVIDIA H200"
+  int multiprocessors = 0;
+  int cc_major = 0, cc_minor = 0;
+  bool operator==(const DeviceIdentity&) const = default;
+};
+
+// One timed config.
+struct Measurement {
+  std::string spec;        // KernelSpec::to_string()
+  double median_us = 0;    // median of the timed runs
+  double floor_us = 0;     // fastest run (or the roofline floor the tuner reports)
+  std::string timestamp;   // ISO 8601 UTC, e.g. "2026-11-21T10:00:00Z"
+};
+
+struct TuningKey {
+  DeviceIdentity device;
+  DType dtype = DType::bf16;
+  std::int64_t vocab = 0;    // V
+  std::int64_t d_model = 0;  // d
+  int bucket = 0;            // batch_bucket()
+  bool operator==(const TuningKey&) const = default;
+};
+
+// Every config measured for one key, not just the winner.
+struct TuningEntry {
+  TuningKey key;
+  std::vector<Measurement> configs;
+  // The config with the smallest median; nullptr if none.
+  const Measurement* best() const;
+};
+
+// Where the process measured (recorded in exports).
+struct TuningEnvironment {
+  std::string gpu_name;
+  int cc_major = 0, cc_minor = 0;
+  int multiprocessors = 0;
+  int sm_clock_khz = 0, memory_clock_khz = 0;
+  std::string driver_version, cuda_version, nvrtc_version, generator_version;
+};
+
+enum class MatchLevel { exact_device, same_arch, builtin_default };
+std::string_view to_string(MatchLevel);
+
+struct TunedSpec {
+  KernelSpec spec;
+  MatchLevel level = MatchLevel::builtin_default;
+};
+
+class TuningDb {
+ public:
+  const std::vector<TuningEntry>& entries() const { return entries_; }
+  TuningEnvironment environment;
+  bool empty() const { return entries_.empty(); }
+
+  // Adds one measurement; keeps the faster (smaller median) per (key, spec).
+  void record(const TuningKey& key, const Measurement& m);
+  // Merges every measurement of `other` with record(). Keeps this environment
+  // unless it is empty.
+  void merge(const TuningDb& other);
+  const TuningEntry* find(const TuningKey& key) const;
+
+  // The best stored spec for the exact device, else for any device of the
+  // same compute capability (same V and d preferred, then the closest V*d);
+  // nullopt if neither. The spec's arch is set to `arch`; specs that do not
+  // validate for it are skipped.
+  std::optional<TunedSpec> lookup(const DeviceIdentity& device, DType dtype, std::int64_t vocab,
+                                  std::int64_t d_model, std::int64_t rows, Arch arch) const;
+  // One level only: exact_device or same_arch (builtin_default: nullopt).
+  std::optional<TunedSpec> lookup_at(MatchLevel level, const DeviceIdentity& device, DType dtype, std::int64_t vocab,
+                                     std::int64_t d_model, std::int64_t rows, Arch arch) const;
+
+ private:
+  std::vector<TuningEntry> entries_;
+};
+
+// The built-in table (measured winners, see autotune/builtin_tuning.cpp).
+const TuningDb& builtin_tuning_db();
+
+// JSON (schema "fusedsample-tuning", version 1). from_json throws FileError
+// naming `source` and the JSON path of the first bad field.
+std::string tuning_db_to_json(const TuningDb& db);
+TuningDb tuning_db_from_json(std::string_view text, std::string_view source = "<json>");
+// Reads a file (FileError if missing/unreadable/invalid) / writes atomically
+// (FileError on failure).
+TuningDb import_tuning_file(const std::filesystem::path& path);
+void export_tuning_file(const TuningDb& db, const std::filesystem::path& path);
+
+// <cache dir>/tuning.json from the environment (nullopt if the cache is off).
+std::optional<std::filesystem::path> tuning_db_path();
+// The persisted database: empty (with one warning) if the file is corrupt,
+// empty if absent. Never throws.
+TuningDb load_tuning_db(const std::filesystem::path& path);
+// Merges `db` into the file at `path` (atomic write). Returns false with a
+// warning if the directory is not writable.
+bool save_tuning_db(const TuningDb& db, const std::filesystem::path& path);
+
+// What the sampler should run: user database (tuning.json in the cache dir,
+// re-read when it changes), then the built-in table, each exact device first
+// then same arch, then default_spec().
+TunedSpec tuned_spec(const DeviceIdentity& device, DType dtype, std::int64_t vocab, std::int64_t d_model,
+                     std::int64_t rows, Arch arch);
+// The same with an explicit user database (tests, tools).
+TunedSpec tuned_spec(const TuningDb& user, const DeviceIdentity& device, DType dtype, std::int64_t vocab,
+                     std::int64_t d_model, std::int64_t rows, Arch arch);
+
+}  // namespace fusedsample

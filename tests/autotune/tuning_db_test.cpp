@@ -1,0 +1,174 @@
+// tuning_db_test.cpp: batch buckets, recording/merging measurements, and the
+// exact device -> same arch -> built-in default fallback.
+#include "fusedsample/tuning_db.hpp"
+
+#include <gtest/gtest.h>
+
+#include "fusedsample/errors.hpp"
+
+namespace fs = fusedsample;
+using fs::Arch;
+using fs::DType;
+using fs::MatchLevel;
+
+namespace {
+
+const fs::DeviceIdentity kH200{"NVIDIA H200", 132, 9, 0};
+const fs::DeviceIdentity kH100{"NVIDIA H100 80GB HBM3", 132, 9, 0};
+const fs::DeviceIdentity kA100{"NVIDIA A100-SXM4-80GB", 108, 8, 0};
+
+fs::Measurement meas(const std::string& spec, double median, double floor = 0) {
+  return fs::Measurement{spec, median, floor, "2026-11-22T00:00:00Z"};
+}
+
+fs::TuningKey key(const fs::DeviceIdentity& d, std::int64_t rows, std::int64_t V = 1000, std::int64_t dm = 512) {
+  return fs::TuningKey{d, DType::bf16, V, dm, fs::batch_bucket(rows)};
+}
+
+}  // namespace
+
+TEST(BatchBucket, RowsMapToNextBucketUp) {
+  auto label = [](std::int64_t rows) { return std::string(fs::batch_bucket_label(fs::batch_bucket(rows))); };
+  EXPECT_EQ(label(1), "1");
+  EXPECT_EQ(label(2), "2");
+  EXPECT_EQ(label(3), "4");
+  EXPECT_EQ(label(4), "4");
+  EXPECT_EQ(label(5), "8");
+  EXPECT_EQ(label(17), "32");
+  EXPECT_EQ(label(255), "256");
+  EXPECT_EQ(label(256), "256");
+  EXPECT_EQ(label(257), ">256");
+  EXPECT_EQ(label(100000), ">256");
+  EXPECT_EQ(fs::batch_bucket(257), fs::kNumBatchBuckets - 1);
+  EXPECT_THROW(fs::batch_bucket(0), fs::InvalidArgument);
+  for (int b = 0; b < fs::kNumBatchBuckets; ++b) EXPECT_EQ(fs::parse_batch_bucket(fs::batch_bucket_label(b)), b);
+  EXPECT_THROW(fs::parse_batch_bucket("3"), fs::InvalidArgument);
+  EXPECT_THROW(fs::batch_bucket_label(10), fs::InvalidArgument);
+}
+
+TEST(TuningDb, RecordKeepsEveryConfigAndTheFasterPerSpec) {
+  fs::TuningDb db;
+  const std::string a = "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1";
+  const std::string b = "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1";
+  db.record(key(kH200, 8), meas(a, 20.0, 18.0));
+  db.record(key(kH200, 8), meas(b, 15.0, 14.0));
+  db.record(key(kH200, 8), meas(a, 25.0));  // slower: ignored
+  db.record(key(kH200, 8), meas(b, 12.5));  // faster: replaces
+  ASSERT_EQ(db.entries().size(), 1u);
+  const auto& e = db.entries()[0];
+  ASSERT_EQ(e.configs.size(), 2u);
+  EXPECT_EQ(e.configs[0].median_us, 20.0);
+  EXPECT_EQ(e.configs[0].floor_us, 18.0);
+  EXPECT_EQ(e.configs[1].median_us, 12.5);
+  ASSERT_NE(e.best(), nullptr);
+  EXPECT_EQ(e.best()->spec, b);
+}
+
+TEST(TuningDb, MergeKeepsTheFasterMeasurement) {
+  const std::string a = "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1";
+  const std::string b = "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1";
+  fs::TuningDb x, y;
+  x.record(key(kH200, 8), meas(a, 10.0));
+  x.record(key(kH200, 8), meas(b, 30.0));
+  y.record(key(kH200, 8), meas(a, 11.0));
+  y.record(key(kH200, 8), meas(b, 9.0));
+  y.record(key(kH200, 64), meas(b, 40.0));
+  x.merge(y);
+  ASSERT_EQ(x.entries().size(), 2u);
+  const auto* e = x.find(key(kH200, 8));
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->configs.size(), 2u);
+  EXPECT_EQ(e->configs[0].median_us, 10.0);  // x's was faster
+  EXPECT_EQ(e->configs[1].median_us, 9.0);   // y's was faster
+  EXPECT_EQ(e->best()->spec, b);
+  EXPECT_NE(x.find(key(kH200, 64)), nullptr);
+}
+
+TEST(TuningDb, FallbackExactThenArchThenDefault) {
+  const std::string exact = "bf16 sm_90 mma_sync tv128 tn16 td128 s3 w8x1";
+  const std::string other_gpu = "bf16 sm_90 mma_sync tv256 tn16 td64 s3 w4x1";
+  fs::TuningDb db;
+  db.record(key(kH200, 16), meas(exact, 5.0));
+  db.record(key(kH100, 16), meas(other_gpu, 4.0));
+  // Exact device.
+  auto r = db.lookup(kH200, DType::bf16, 1000, 512, 12, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->level, MatchLevel::exact_device);
+  EXPECT_EQ(r->spec.to_string(), exact);
+  // Same name, other SM count: not the same model -> same arch (fastest there).
+  fs::DeviceIdentity h200_cut = kH200;
+  h200_cut.multiprocessors = 114;
+  r = db.lookup(h200_cut, DType::bf16, 1000, 512, 16, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->level, MatchLevel::same_arch);
+  // Other arch, other bucket, other dtype: nothing stored.
+  EXPECT_FALSE(db.lookup(kA100, DType::bf16, 1000, 512, 16, Arch::sm_80));
+  EXPECT_FALSE(db.lookup(kH200, DType::bf16, 1000, 512, 100, Arch::sm_90));
+  EXPECT_FALSE(db.lookup(kH200, DType::fp16, 1000, 512, 16, Arch::sm_90));
+  // tuned_spec ends at the built-in default.
+  const auto d = fs::tuned_spec(db, kA100, DType::bf16, 1000, 512, 16, Arch::sm_80);
+  EXPECT_EQ(d.level, MatchLevel::builtin_default);
+  EXPECT_EQ(d.spec, fs::default_spec(DType::bf16, Arch::sm_80, 16));
+  // The stored spec takes the requested arch.
+  r = db.lookup(kH200, DType::bf16, 1000, 512, 16, Arch::sm_90a);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->spec.arch, Arch::sm_90a);
+}
+
+TEST(TuningDb, SameArchPrefersSameShapeThenClosestSize) {
+  const std::string near = "bf16 sm_90 mma_sync tv128 tn32 td64 s4 w4x2";
+  const std::string far = "bf16 sm_90 mma_sync tv128 tn32 td64 s3 w4x2";
+  const std::string same = "bf16 sm_90 mma_sync tv128 tn32 td64 s2 w4x2";
+  fs::TuningDb db;
+  db.record(key(kH100, 32, 100000, 4096), meas(near, 9.0));
+  db.record(key(kH100, 32, 1000, 64), meas(far, 1.0));
+  const fs::DeviceIdentity other{"NVIDIA GH200", 132, 9, 0};
+  auto r = db.lookup(other, DType::bf16, 120000, 4096, 32, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->spec.to_string(), near);
+  db.record(key(kH100, 32, 120000, 4096), meas(same, 50.0));
+  r = db.lookup(other, DType::bf16, 120000, 4096, 32, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->spec.to_string(), same);
+}
+
+TEST(TuningDb, InvalidStoredSpecsAreSkipped) {
+  fs::TuningDb db;
+  db.record(key(kH200, 8), meas("bf16 sm_90 mma_sync tv100 tn8 td128 s4 w4x1", 1.0));  // invalid tile_v
+  db.record(key(kH200, 8), meas("not a spec", 2.0));
+  db.record(key(kH200, 8), meas("bf16 sm_90 mma_sync tv128 tn8 td64 s4 w4x1", 3.0));
+  auto r = db.lookup(kH200, DType::bf16, 1000, 512, 8, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->spec.to_string(), "bf16 sm_90 mma_sync tv128 tn8 td64 s4 w4x1");
+}
+
+TEST(TuningDb, BuiltinH200TableMatchesTheSweep) {
+  const fs::TuningDb empty;
+  auto spec = [&](std::int64_t V, std::int64_t d, std::int64_t rows) {
+    const auto r = fs::tuned_spec(empty, kH200, DType::bf16, V, d, rows, Arch::sm_90);
+    EXPECT_EQ(r.level, MatchLevel::exact_device) << V << " " << rows;
+    return r.spec.to_string();
+  };
+  for (std::int64_t V : {151936, 128256}) {
+    const std::int64_t d = V == 151936 ? 4096 : 8192;
+    for (std::int64_t rows : {1, 3, 8}) EXPECT_EQ(spec(V, d, rows), "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1");
+    EXPECT_EQ(spec(V, d, 16), "bf16 sm_90 mma_sync tv128 tn16 td128 s3 w8x1");
+    EXPECT_EQ(spec(V, d, 17), "bf16 sm_90 mma_sync tv128 tn32 td64 s4 w4x2");
+    EXPECT_EQ(spec(V, d, 128), "bf16 sm_90 mma_sync tv128 tn64 td64 s2 w4x2");
+    EXPECT_EQ(spec(V, d, 256), "bf16 sm_90 mma_sync tv128 tn64 td64 s2 w4x2");
+  }
+  EXPECT_EQ(spec(151936, 4096, 64), "bf16 sm_90 mma_sync tv128 tn64 td128 s2 w4x2");
+  EXPECT_EQ(spec(128256, 8192, 64), "bf16 sm_90 mma_sync tv256 tn64 td64 s3 w4x2");
+  for (const auto& e : fs::builtin_tuning_db().entries())
+    for (const auto& m : e.configs) EXPECT_NO_THROW(fs::KernelSpec::parse(m.spec).validate()) << m.spec;
+  // No measurement above 256 rows: default.
+  EXPECT_EQ(fs::tuned_spec(empty, kH200, DType::bf16, 151936, 4096, 257, Arch::sm_90).level,
+            MatchLevel::builtin_default);
+  // An H100 (same cc) falls back to the H200 table; a user entry wins over it.
+  EXPECT_EQ(fs::tuned_spec(empty, kH100, DType::bf16, 151936, 4096, 8, Arch::sm_90).level, MatchLevel::same_arch);
+  fs::TuningDb user;
+  user.record(key(kH100, 8, 151936, 4096), meas("bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1", 3.0));
+  const auto r = fs::tuned_spec(user, kH100, DType::bf16, 151936, 4096, 8, Arch::sm_90);
+  EXPECT_EQ(r.level, MatchLevel::exact_device);
+  EXPECT_EQ(r.spec.to_string(), "bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1");
+}

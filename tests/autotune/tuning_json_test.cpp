@@ -1,0 +1,177 @@
+// tuning_json_test.cpp: export/import of the tuning database: round trip,
+// merge on import, and refusal of malformed or mistyped files with the JSON
+// path of the bad field.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "fusedsample/errors.hpp"
+#include "fusedsample/tuning_db.hpp"
+
+namespace fs = fusedsample;
+using nlohmann::json;
+
+namespace {
+
+const std::string kSpecA = "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1";
+const std::string kSpecB = "bf16 sm_90 mma_sync tv128 tn16 td128 s3 w8x1";
+
+fs::TuningDb sample_db() {
+  fs::TuningDb db;
+  db.environment = {"NVIDIA H200", 9, 0, 132, 1980000, 3201000, "12.8", "12.8", "12.8", "gen-7"};
+  const fs::TuningKey k8{{"NVIDIA H200", 132, 9, 0}, fs::DType::bf16, 151936, 4096, fs::batch_bucket(8)};
+  const fs::TuningKey kbig{{"NVIDIA H200", 132, 9, 0}, fs::DType::bf16, 151936, 4096, fs::batch_bucket(1000)};
+  db.record(k8, {kSpecA, 20.25, 19.5, "2026-11-21T10:00:00Z"});
+  db.record(k8, {kSpecB, 23.0, 22.0, "2026-11-21T10:00:01Z"});
+  db.record(kbig, {"bf16 sm_90 mma_sync tv128 tn64 td64 s2 w4x2", 410.0, 400.0, "2026-11-21T10:00:02Z"});
+  return db;
+}
+
+json sample_json() { return json::parse(fs::tuning_db_to_json(sample_db())); }
+
+// Import must throw FileError whose message contains every `needle`.
+void expect_refused(const std::string& text, std::initializer_list<std::string> needles) {
+  try {
+    fs::tuning_db_from_json(text, "test.json");
+    ADD_FAILURE() << "accepted: " << text.substr(0, 300);
+  } catch (const fs::FileError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("test.json"), std::string::npos) << msg;
+    for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
+  }
+}
+void expect_refused_doc(const json& doc, std::initializer_list<std::string> needles) { expect_refused(doc.dump(), needles); }
+
+}  // namespace
+
+TEST(TuningJson, RoundTripKeepsEverything) {
+  const fs::TuningDb db = sample_db();
+  const std::string text = fs::tuning_db_to_json(db);
+  const json doc = json::parse(text);
+  EXPECT_EQ(doc["schema"], "fusedsample-tuning");
+  EXPECT_EQ(doc["version"], 1);
+  EXPECT_EQ(doc["environment"]["nvrtc_version"], "12.8");
+  EXPECT_EQ(doc["entries"][1]["bucket"], ">256");
+  EXPECT_EQ(doc["entries"][0]["configs"][0]["params"]["tile_d"], 128);
+  const fs::TuningDb back = fs::tuning_db_from_json(text);
+  ASSERT_EQ(back.entries().size(), db.entries().size());
+  for (std::size_t i = 0; i < db.entries().size(); ++i) {
+    const auto& a = db.entries()[i];
+    const auto& b = back.entries()[i];
+    EXPECT_EQ(a.key, b.key);
+    ASSERT_EQ(a.configs.size(), b.configs.size());
+    for (std::size_t j = 0; j < a.configs.size(); ++j) {
+      EXPECT_EQ(a.configs[j].spec, b.configs[j].spec);
+      EXPECT_EQ(a.configs[j].median_us, b.configs[j].median_us);
+      EXPECT_EQ(a.configs[j].floor_us, b.configs[j].floor_us);
+      EXPECT_EQ(a.configs[j].timestamp, b.configs[j].timestamp);
+    }
+  }
+  EXPECT_EQ(back.environment.gpu_name, "NVIDIA H200");
+  EXPECT_EQ(back.environment.sm_clock_khz, 1980000);
+  EXPECT_EQ(back.environment.generator_version, "gen-7");
+  EXPECT_EQ(fs::tuning_db_to_json(back), text);
+  // Empty database round trips too.
+  EXPECT_TRUE(fs::tuning_db_from_json(fs::tuning_db_to_json(fs::TuningDb{})).empty());
+}
+
+TEST(TuningJson, ImportMergesKeepingTheFaster) {
+  fs::TuningDb mine = sample_db();
+  json doc = sample_json();
+  doc["entries"][0]["configs"][0]["median_us"] = 30.0;  // slower A: ignored
+  doc["entries"][0]["configs"][1]["median_us"] = 15.0;  // faster B: kept
+  mine.merge(fs::tuning_db_from_json(doc.dump()));
+  const auto& cfg = mine.entries()[0].configs;
+  EXPECT_EQ(cfg[0].median_us, 20.25);
+  EXPECT_EQ(cfg[1].median_us, 15.0);
+  EXPECT_EQ(mine.entries()[0].best()->spec, kSpecB);
+}
+
+TEST(TuningJson, RefusesMalformedJson) {
+  expect_refused("{\"schema\": \"fusedsample-tuning\", ", {"malformed JSON"});
+  expect_refused("", {"malformed JSON"});
+  expect_refused("[1, 2]", {"expected an object"});
+}
+
+TEST(TuningJson, RefusesWrongSchemaOrVersion) {
+  json doc = sample_json();
+  doc["schema"] = "clblast-db";
+  expect_refused_doc(doc, {"/schema", "clblast-db", "fusedsample-tuning"});
+  doc = sample_json();
+  doc["version"] = 2;
+  expect_refused_doc(doc, {"/version", "unsupported version 2"});
+  doc = sample_json();
+  doc.erase("schema");
+  expect_refused_doc(doc, {"missing required field 'schema'"});
+  doc = sample_json();
+  doc["version"] = "1";
+  expect_refused_doc(doc, {"/version", "expected an integer"});
+}
+
+TEST(TuningJson, RefusesUnknownParameterAndFieldNames) {
+  json doc = sample_json();
+  doc["entries"][0]["configs"][1]["params"]["tile_q"] = 8;
+  expect_refused_doc(doc, {"/entries/0/configs/1/params/tile_q", "unknown parameter 'tile_q'"});
+  doc = sample_json();
+  doc["entries"][0]["configs"][0]["params"]["stages"] = 3;  // disagrees with the spec (s4)
+  expect_refused_doc(doc, {"/entries/0/configs/0/params/stages", "disagrees"});
+  doc = sample_json();
+  doc["entries"][1]["vocab_size"] = 5;
+  expect_refused_doc(doc, {"/entries/1/vocab_size", "unknown field"});
+  doc = sample_json();
+  doc["extra"] = true;
+  expect_refused_doc(doc, {"/extra", "unknown field"});
+  doc = sample_json();
+  doc["entries"][0]["configs"][0]["speed"] = 1;
+  expect_refused_doc(doc, {"/entries/0/configs/0/speed"});
+}
+
+TEST(TuningJson, RefusesBadSpecStrings) {
+  const std::string p = "/entries/0/configs/0/spec";
+  json doc = sample_json();
+  doc["entries"][0]["configs"][0]["spec"] = "bf16 sm_90 mma_sync tv128 tq8";
+  expect_refused_doc(doc, {p, "unknown spec token 'tq8'"});
+  doc["entries"][0]["configs"][0]["spec"] = "bf16 sm_90 mma_sync tv100 tn8 td128 s4 w4x1";  // fails validate()
+  expect_refused_doc(doc, {p, "tile_v"});
+  doc["entries"][0]["configs"][0]["spec"] = "bf16 sm_42 mma_sync tv128 tn8 td128 s4 w4x1";
+  expect_refused_doc(doc, {p, "sm_42"});
+  doc["entries"][0]["configs"][0]["spec"] = "fp16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1";  // entry is bf16
+  expect_refused_doc(doc, {p, "differs from the entry's dtype"});
+  doc = sample_json();
+  doc["entries"][0]["dtype"] = "int4";
+  expect_refused_doc(doc, {"/entries/0/dtype", "int4"});
+  doc = sample_json();
+  doc["entries"][0]["compute_capability"] = "nine";
+  expect_refused_doc(doc, {"/entries/0/compute_capability", "nine"});
+  doc = sample_json();
+  doc["entries"][0]["bucket"] = "3";
+  expect_refused_doc(doc, {"/entries/0/bucket", "unknown batch bucket"});
+}
+
+TEST(TuningJson, RefusesMismatchedTypesAndMissingFields) {
+  json doc = sample_json();
+  doc["entries"][0]["vocab"] = "151936";
+  expect_refused_doc(doc, {"/entries/0/vocab", "expected an integer, got string"});
+  doc = sample_json();
+  doc["entries"][0]["configs"][1]["median_us"] = "fast";
+  expect_refused_doc(doc, {"/entries/0/configs/1/median_us", "expected a number"});
+  doc = sample_json();
+  doc["entries"][0]["configs"][1]["median_us"] = -1.0;
+  expect_refused_doc(doc, {"/entries/0/configs/1/median_us", ">= 0"});
+  doc = sample_json();
+  doc["entries"] = json::object();
+  expect_refused_doc(doc, {"/entries", "expected an array"});
+  doc = sample_json();
+  doc["entries"][0]["configs"][0]["spec"] = 7;
+  expect_refused_doc(doc, {"/entries/0/configs/0/spec", "expected a string"});
+  doc = sample_json();
+  doc["entries"][1].erase("d_model");
+  expect_refused_doc(doc, {"/entries/1", "missing required field 'd_model'"});
+  doc = sample_json();
+  doc["environment"]["multiprocessors"] = 1.5;
+  expect_refused_doc(doc, {"/environment/multiprocessors", "expected an integer"});
+  doc = sample_json();
+  doc["entries"][0]["configs"][0]["params"]["variant"] = 1;
+  expect_refused_doc(doc, {"/entries/0/configs/0/params/variant", "expected a string"});
+}

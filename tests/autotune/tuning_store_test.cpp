@@ -1,0 +1,110 @@
+// tuning_store_test.cpp: the tuning database persisted in the cache dir:
+// save merges, corrupt files are ignored with a warning, import/export of
+// files, and tuned_spec() reading <cache dir>/tuning.json.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "fusedsample/errors.hpp"
+#include "fusedsample/tuning_db.hpp"
+
+namespace fs = fusedsample;
+namespace fsys = std::filesystem;
+
+namespace {
+
+class TuningStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fsys::temp_directory_path() / "fs-tuning-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    ::setenv("FUSEDSAMPLE_CACHE_DIR", dir_.c_str(), 1);
+    ::unsetenv("FUSEDSAMPLE_CACHE_DISABLE");
+  }
+  void TearDown() override {
+    ::unsetenv("FUSEDSAMPLE_CACHE_DIR");
+    std::error_code ec;
+    fsys::remove_all(dir_, ec);
+  }
+  fsys::path dir_;
+};
+
+const fs::DeviceIdentity kGpu{"NVIDIA L40S", 142, 8, 9};
+const std::string kSpec = "bf16 sm_89 mma_sync tv128 tn8 td64 s4 w4x1";
+
+fs::TuningKey key8() { return {kGpu, fs::DType::bf16, 32000, 4096, fs::batch_bucket(8)}; }
+
+void write_text(const fsys::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+
+}  // namespace
+
+TEST_F(TuningStoreTest, SaveLoadAndMergeOnSave) {
+  ASSERT_EQ(fs::tuning_db_path(), dir_ / "tuning.json");
+  fs::TuningDb a;
+  a.record(key8(), {kSpec, 10.0, 9.0, "t1"});
+  ASSERT_TRUE(fs::save_tuning_db(a, dir_ / "tuning.json"));
+  fs::TuningDb b;
+  b.record(key8(), {kSpec, 12.0, 11.0, "t2"});  // slower: the file keeps 10.0
+  b.record(key8(), {"bf16 sm_89 mma_sync tv128 tn8 td128 s3 w4x1", 11.0, 10.0, "t2"});
+  ASSERT_TRUE(fs::save_tuning_db(b, dir_ / "tuning.json"));
+  const fs::TuningDb back = fs::load_tuning_db(dir_ / "tuning.json");
+  ASSERT_EQ(back.entries().size(), 1u);
+  ASSERT_EQ(back.entries()[0].configs.size(), 2u);
+  EXPECT_EQ(back.entries()[0].configs[0].median_us, 10.0);
+  EXPECT_EQ(back.entries()[0].best()->spec, kSpec);
+  for (const auto& e : fsys::directory_iterator(dir_))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "leftover " << e.path();
+}
+
+TEST_F(TuningStoreTest, CorruptDatabaseIsIgnoredWithAWarningAndRewritten) {
+  const fsys::path path = dir_ / "tuning.json";
+  write_text(path, "{\"schema\": \"fusedsample-tuning\", \"version\": 1, \"entries\": [");
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(fs::load_tuning_db(path).empty());
+  EXPECT_TRUE(fs::load_tuning_db(path).empty());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("corrupt tuning database"), std::string::npos) << err;
+  EXPECT_EQ(err.find("corrupt"), err.rfind("corrupt")) << "warned twice: " << err;
+  // tuned_spec still works (falls back), and the next save replaces the file.
+  EXPECT_EQ(fs::tuned_spec(kGpu, fs::DType::bf16, 32000, 4096, 8, fs::Arch::sm_89).level,
+            fs::MatchLevel::builtin_default);
+  fs::TuningDb a;
+  a.record(key8(), {kSpec, 10.0, 9.0, "t1"});
+  ASSERT_TRUE(fs::save_tuning_db(a, path));
+  EXPECT_EQ(fs::load_tuning_db(path).entries().size(), 1u);
+}
+
+TEST_F(TuningStoreTest, TunedSpecReadsTheCacheDirDatabase) {
+  EXPECT_EQ(fs::tuned_spec(kGpu, fs::DType::bf16, 32000, 4096, 5, fs::Arch::sm_89).level,
+            fs::MatchLevel::builtin_default);
+  fs::TuningDb a;
+  a.record(key8(), {kSpec, 10.0, 9.0, "t1"});
+  ASSERT_TRUE(fs::save_tuning_db(a, *fs::tuning_db_path()));
+  const auto r = fs::tuned_spec(kGpu, fs::DType::bf16, 32000, 4096, 5, fs::Arch::sm_89);
+  EXPECT_EQ(r.level, fs::MatchLevel::exact_device);
+  EXPECT_EQ(r.spec.to_string(), kSpec);
+  ::setenv("FUSEDSAMPLE_CACHE_DISABLE", "1", 1);
+  EXPECT_EQ(fs::tuned_spec(kGpu, fs::DType::bf16, 32000, 4096, 5, fs::Arch::sm_89).level,
+            fs::MatchLevel::builtin_default);
+  ::unsetenv("FUSEDSAMPLE_CACHE_DISABLE");
+}
+
+TEST_F(TuningStoreTest, ExportImportFiles) {
+  fs::TuningDb a;
+  a.record(key8(), {kSpec, 10.0, 9.0, "t1"});
+  fs::export_tuning_file(a, dir_ / "out" / "h.json");
+  const fs::TuningDb back = fs::import_tuning_file(dir_ / "out" / "h.json");
+  EXPECT_EQ(back.entries().size(), 1u);
+  EXPECT_THROW(fs::import_tuning_file(dir_ / "missing.json"), fs::FileError);
+  write_text(dir_ / "file", "x");
+  EXPECT_THROW(fs::export_tuning_file(a, dir_ / "file" / "h.json"), fs::FileError);
+  // Unwritable database location: save returns false, no throw.
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(fs::save_tuning_db(a, dir_ / "file" / "tuning.json"));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("not writable"), std::string::npos) << err;
+}

@@ -1,0 +1,253 @@
+// kernel_spec_test.cpp: KernelSpec parsing, printing, validation and the
+// built-in default specs.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fusedsample/errors.hpp"
+#include "fusedsample/kernel_spec.hpp"
+
+namespace fs = fusedsample;
+using fs::Arch;
+using fs::DType;
+using fs::KernelSpec;
+using fs::Variant;
+
+namespace {
+
+constexpr DType kDTypes[] = {DType::bf16, DType::fp16, DType::fp32};
+constexpr Arch kArchs[] = {Arch::sm_80, Arch::sm_86, Arch::sm_89, Arch::sm_90, Arch::sm_90a};
+
+KernelSpec spec(DType dt, Variant var, int tv, int tn, int td, int st, int wm, int wn, Arch arch = Arch::sm_90) {
+  KernelSpec s;
+  s.dtype = dt;
+  s.variant = var;
+  s.arch = arch;
+  s.tile_v = tv;
+  s.tile_n = tn;
+  s.tile_d = td;
+  s.stages = st;
+  s.warps_m = wm;
+  s.warps_n = wn;
+  return s;
+}
+
+// Runs f, expecting exception E whose message contains every needle.
+template <typename E, typename F>
+void expect_error(F&& f, const std::vector<std::string>& needles, const std::string& what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": no exception";
+  } catch (const E& e) {
+    const std::string msg = e.what();
+    for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << what << ": '" << msg << "' lacks '" << n << "'";
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": wrong exception type: " << e.what();
+  }
+}
+
+TEST(KernelSpec, EnumNames) {
+  EXPECT_EQ(fs::to_string(DType::bf16), "bf16");
+  EXPECT_EQ(fs::to_string(DType::fp16), "fp16");
+  EXPECT_EQ(fs::to_string(DType::fp32), "fp32");
+  EXPECT_EQ(fs::to_string(Arch::sm_80), "sm_80");
+  EXPECT_EQ(fs::to_string(Arch::sm_86), "sm_86");
+  EXPECT_EQ(fs::to_string(Arch::sm_89), "sm_89");
+  EXPECT_EQ(fs::to_string(Arch::sm_90), "sm_90");
+  EXPECT_EQ(fs::to_string(Arch::sm_90a), "sm_90a");
+  EXPECT_EQ(fs::to_string(Variant::mma_sync), "mma_sync");
+  EXPECT_EQ(fs::to_string(Variant::simt), "simt");
+  EXPECT_EQ(fs::to_string(Variant::logits), "logits");
+  for (DType d : kDTypes) EXPECT_EQ(fs::parse_dtype(fs::to_string(d)), d);
+  for (Arch a : kArchs) EXPECT_EQ(fs::parse_arch(fs::to_string(a)), a);
+  for (Variant v : {Variant::mma_sync, Variant::simt, Variant::logits}) EXPECT_EQ(fs::parse_variant(fs::to_string(v)), v);
+  EXPECT_EQ(fs::dtype_size(DType::bf16), 2u);
+  EXPECT_EQ(fs::dtype_size(DType::fp16), 2u);
+  EXPECT_EQ(fs::dtype_size(DType::fp32), 4u);
+  EXPECT_EQ(fs::default_variant(DType::bf16), Variant::mma_sync);
+  EXPECT_EQ(fs::default_variant(DType::fp16), Variant::mma_sync);
+  EXPECT_EQ(fs::default_variant(DType::fp32), Variant::simt);
+}
+
+TEST(KernelSpec, ParseErrorsListTheChoices) {
+  expect_error<fs::Unsupported>([] { fs::parse_dtype("int8"); }, {"int8", "bf16", "fp16", "fp32"}, "parse_dtype(int8)");
+  expect_error<fs::Unsupported>([] { fs::parse_arch("sm_70"); }, {"sm_70", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"},
+                                "parse_arch(sm_70)");
+  expect_error<fs::Unsupported>([] { fs::parse_variant("wmma"); }, {"wmma", "mma_sync", "simt", "logits"},
+                                "parse_variant(wmma)");
+  expect_error<fs::Unsupported>([] { fs::parse_dtype(""); }, {"bf16"}, "parse_dtype('')");
+  expect_error<fs::Unsupported>([] { fs::parse_dtype("BF16"); }, {"BF16"}, "parse is case-sensitive");
+}
+
+TEST(KernelSpec, ToStringFormat) {
+  EXPECT_EQ(spec(DType::bf16, Variant::mma_sync, 128, 16, 64, 4, 4, 1).to_string(), "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1");
+  EXPECT_EQ(spec(DType::fp32, Variant::simt, 64, 32, 32, 3, 2, 2, Arch::sm_80).to_string(),
+            "fp32 sm_80 simt tv64 tn32 td32 s3 w2x2");
+}
+
+TEST(KernelSpec, ParseToStringRoundTrip) {
+  std::vector<KernelSpec> specs;
+  for (DType d : kDTypes)
+    for (Arch a : kArchs)
+      for (Variant v : {Variant::mma_sync, Variant::simt, Variant::logits})
+        for (int tv : {16, 128, 512})
+          for (int tn : {8, 64, 256}) specs.push_back(spec(d, v, tv, tn, tv == 16 ? 16 : 128, tn / 8 + 1, tn / 8, 3, a));
+  for (const KernelSpec& s : specs) {
+    const std::string text = s.to_string();
+    const KernelSpec back = KernelSpec::parse(text);
+    EXPECT_EQ(back, s) << text;
+    EXPECT_EQ(back.to_string(), text);
+  }
+  // Hand-written text, tokens in any order after the first three.
+  const KernelSpec p = KernelSpec::parse("fp16 sm_86 mma_sync w2x2 s3 td32 tn64 tv256");
+  EXPECT_EQ(p, spec(DType::fp16, Variant::mma_sync, 256, 64, 32, 3, 2, 2, Arch::sm_86));
+  // Omitted fields take the struct defaults.
+  const KernelSpec q = KernelSpec::parse("  fp32   sm_89 simt ");
+  KernelSpec expected;
+  expected.dtype = DType::fp32;
+  expected.arch = Arch::sm_89;
+  expected.variant = Variant::simt;
+  EXPECT_EQ(q, expected);
+}
+
+TEST(KernelSpec, ParseRejectsMalformedText) {
+  expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90"); }, {"bf16 sm_90"}, "two fields");
+  expect_error<fs::InvalidArgument>([] { KernelSpec::parse(""); }, {"dtype arch variant"}, "empty");
+  expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync tvX"); }, {"tvX"}, "bad number");
+  expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync tv12a"); }, {"tv12a"}, "trailing junk");
+  expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync w4"); }, {"w4"}, "warp token");
+  expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync q7"); }, {"q7"}, "unknown token");
+  expect_error<fs::Unsupported>([] { KernelSpec::parse("int8 sm_90 mma_sync"); }, {"int8"}, "bad dtype");
+  expect_error<fs::Unsupported>([] { KernelSpec::parse("bf16 sm_75 mma_sync"); }, {"sm_75"}, "bad arch");
+  expect_error<fs::Unsupported>([] { KernelSpec::parse("bf16 sm_90 wgmma"); }, {"wgmma"}, "bad variant");
+}
+
+TEST(KernelSpec, ValidSpecsPass) {
+  const KernelSpec ok[] = {
+      spec(DType::bf16, Variant::mma_sync, 128, 16, 64, 4, 4, 1),
+      spec(DType::fp16, Variant::mma_sync, 64, 8, 32, 3, 4, 1),
+      spec(DType::bf16, Variant::mma_sync, 256, 32, 64, 3, 4, 2),
+      spec(DType::fp16, Variant::mma_sync, 16, 8, 16, 2, 1, 1),
+      spec(DType::fp32, Variant::simt, 128, 32, 32, 3, 4, 1),
+      spec(DType::fp32, Variant::simt, 32, 8, 16, 2, 1, 1),
+      spec(DType::fp32, Variant::logits, 256, 8, 64, 4, 4, 1),
+      spec(DType::bf16, Variant::logits, 256, 8, 0, 0, 4, 1),  // logits ignores tile_d and stages
+  };
+  for (const KernelSpec& s : ok) {
+    EXPECT_NO_THROW(s.validate()) << s.to_string();
+    EXPECT_EQ(s.threads(), 32 * s.warps_m * s.warps_n);
+  }
+}
+
+struct BadSpec {
+  KernelSpec spec;
+  bool unsupported;                 // Unsupported rather than InvalidArgument
+  std::vector<std::string> needles;  // the message names the field
+};
+
+TEST(KernelSpec, ValidateNamesTheBadField) {
+  const DType b = DType::bf16, f = DType::fp32;
+  const Variant m = Variant::mma_sync, s = Variant::simt;
+  const std::vector<BadSpec> cases = {
+      {spec(b, m, 24, 16, 64, 4, 4, 1), false, {"tile_v"}},
+      {spec(b, m, 0, 16, 64, 4, 4, 1), false, {"tile_v"}},
+      {spec(b, m, 528, 16, 64, 4, 4, 1), false, {"tile_v"}},
+      {spec(b, m, -16, 16, 64, 4, 4, 1), false, {"tile_v"}},
+      {spec(b, m, 128, 12, 64, 4, 4, 1), false, {"tile_n"}},
+      {spec(b, m, 128, 0, 64, 4, 4, 1), false, {"tile_n"}},
+      {spec(b, m, 128, 264, 64, 4, 4, 1), false, {"tile_n"}},
+      {spec(b, m, 128, 16, 64, 4, 0, 1), false, {"warps_m"}},
+      {spec(b, m, 128, 16, 64, 4, 4, 0), false, {"warps_n"}},
+      {spec(b, m, 128, 16, 64, 4, 8, 4), false, {"warps_m * warps_n"}},
+      {spec(b, m, 128, 16, 64, 1, 4, 1), false, {"stages"}},
+      {spec(b, m, 128, 16, 64, 0, 4, 1), false, {"stages"}},
+      {spec(b, m, 128, 16, 64, 64, 4, 1), false, {"stages"}},
+      {spec(b, m, 128, 16, 48, 4, 4, 1), false, {"tile_d"}},
+      {spec(b, m, 128, 16, 8, 4, 4, 1), false, {"tile_d"}},
+      {spec(b, m, 128, 16, 256, 4, 4, 1), false, {"tile_d"}},
+      {spec(f, m, 128, 16, 64, 4, 4, 1), true, {"mma_sync", "fp32"}},
+      {spec(b, s, 128, 16, 32, 3, 4, 1), true, {"simt", "fp32"}},
+      {spec(DType::fp16, s, 128, 16, 32, 3, 4, 1), true, {"simt"}},
+      {spec(b, m, 64, 16, 64, 4, 8, 1), false, {"tile_v / warps_m"}},   // 8 rows per warp
+      {spec(b, m, 48, 16, 64, 4, 2, 1), false, {"tile_v / warps_m"}},   // 24 rows per warp
+      {spec(b, m, 128, 8, 64, 4, 4, 2), false, {"tile_n / warps_n"}},   // 4 columns per warp
+      {spec(b, m, 128, 24, 64, 4, 4, 2), false, {"tile_n / warps_n"}},  // 12 columns per warp
+      {spec(b, m, 512, 64, 32, 2, 1, 1), false, {"warp tile"}},         // 32 x 8 mma tiles
+      // One warp cannot cover a 128-deep bf16 row (16 chunks) in the swizzled
+      // loader (templates/pipeline.cuh: threads / chunks must be a multiple of 8).
+      {spec(b, m, 16, 8, 128, 2, 1, 1), false, {"threads"}},
+      {spec(f, s, 48, 16, 32, 3, 1, 1), false, {"tile_v"}},
+      {spec(f, s, 128, 8, 32, 3, 4, 4), false, {"tile_n", "warp count"}},
+      {spec(f, s, 512, 128, 32, 2, 1, 1), false, {"accumulators"}},
+      {spec(b, m, 256, 64, 128, 8, 4, 2), false, {"shared memory"}},
+      {spec(f, s, 256, 64, 128, 8, 4, 4), false, {"shared memory"}},
+  };
+  for (const BadSpec& c : cases) {
+    const std::string text = c.spec.to_string();
+    if (c.unsupported) expect_error<fs::Unsupported>([&] { c.spec.validate(); }, c.needles, text);
+    else expect_error<fs::InvalidArgument>([&] { c.spec.validate(); }, c.needles, text);
+  }
+  // InvalidArgument messages quote the whole spec.
+  expect_error<fs::InvalidArgument>([] { spec(DType::bf16, Variant::mma_sync, 24, 16, 64, 4, 4, 1).validate(); },
+                                    {"bf16 sm_90 mma_sync tv24 tn16 td64 s4 w4x1"}, "spec in message");
+}
+
+// What the kernels carve out of dynamic shared memory (templates/fused_mma.cuh,
+// fused_simt.cuh, sample_logits.cuh): FS_STAGES pipeline stages, each a T_V x
+// T_d slice of W and a T_N x T_d slice of H (simt pads rows by 4 fp32), and
+// after them the T_N x (T_V + 4) fp32 staged logit tile, live at the same time
+// (the persistent pipeline loads the next tile while the epilogue runs).
+TEST(KernelSpec, SharedBytesCoverTheKernelsBuffers) {
+  for (DType d : kDTypes)
+    for (int tv : {64, 128, 256})
+      for (int tn : {8, 32, 64})
+        for (int td : {16, 32, 64})
+          for (int st : {2, 3, 4}) {
+            const Variant v = fs::default_variant(d);
+            const KernelSpec s = spec(d, v, tv, tn, td, st, 2, 1);
+            const std::size_t row = v == Variant::simt ? std::size_t(td + 4) * 4 : std::size_t(td) * fs::dtype_size(d);
+            const std::size_t pipeline = std::size_t(st) * std::size_t(tv + tn) * row;
+            const std::size_t epilogue = std::size_t(tn) * std::size_t(tv + 4) * 4;
+            EXPECT_GE(s.shared_bytes(), pipeline + epilogue) << s.to_string();
+          }
+  const KernelSpec l = spec(DType::fp32, Variant::logits, 256, 8, 64, 4, 4, 1);
+  EXPECT_GE(l.shared_bytes(), std::size_t(8) * (256 + 4) * 4);
+}
+
+TEST(KernelSpec, DefaultSpecIsValidForEveryDTypeArchAndBatch) {
+  for (DType d : kDTypes)
+    for (Arch a : kArchs)
+      for (std::int64_t rows = 1; rows <= 1024; ++rows) {
+        const KernelSpec s = fs::default_spec(d, a, rows);
+        ASSERT_NO_THROW(s.validate()) << fs::to_string(d) << " " << fs::to_string(a) << " rows " << rows << ": "
+                                      << s.to_string();
+        ASSERT_EQ(s.dtype, d);
+        ASSERT_EQ(s.arch, a);
+        ASSERT_EQ(s.variant, fs::default_variant(d));
+        ASSERT_LE(s.shared_bytes(), 227u * 1024u);
+      }
+  // Larger batches never get a smaller batch tile.
+  for (DType d : kDTypes) {
+    int prev = 0;
+    for (std::int64_t rows = 1; rows <= 1 << 20; rows *= 2) {
+      const int tn = fs::default_spec(d, Arch::sm_90, rows).tile_n;
+      EXPECT_GE(tn, prev) << rows;
+      prev = tn;
+    }
+  }
+}
+
+TEST(KernelSpec, ArchForComputeCapability) {
+  EXPECT_EQ(fs::arch_for_compute_capability(8, 0), Arch::sm_80);
+  EXPECT_EQ(fs::arch_for_compute_capability(8, 6), Arch::sm_86);
+  EXPECT_EQ(fs::arch_for_compute_capability(8, 7), Arch::sm_86);
+  EXPECT_EQ(fs::arch_for_compute_capability(8, 9), Arch::sm_89);
+  EXPECT_EQ(fs::arch_for_compute_capability(9, 0), Arch::sm_90);
+  EXPECT_EQ(fs::arch_for_compute_capability(10, 0), Arch::sm_90);
+  EXPECT_EQ(fs::arch_for_compute_capability(12, 0), Arch::sm_90);
+  expect_error<fs::Unsupported>([] { fs::arch_for_compute_capability(7, 5); }, {"7.5"}, "Turing");
+  expect_error<fs::Unsupported>([] { fs::arch_for_compute_capability(6, 0); }, {"6.0"}, "Pascal");
+}
+
+}  // namespace

@@ -1,0 +1,417 @@
+// nvrtc_compile_test.cpp: every kernel variant renders and compiles with
+// NVRTC for each target arch, and the PTX assembles with the toolkit's ptxas
+// (a second, independent check of the generated code). No GPU needed.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <latch>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fusedsample/compiler.hpp"
+#include "fusedsample/errors.hpp"
+#include "fusedsample/kernel_spec.hpp"
+
+namespace fs = fusedsample;
+using fs::Arch;
+using fs::DType;
+using fs::KernelSpec;
+using fs::Variant;
+
+namespace {
+
+KernelSpec make_spec(DType dt, Variant var, Arch arch, int tv, int tn, int td, int st, int wm, int wn) {
+  KernelSpec s;
+  s.dtype = dt;
+  s.variant = var;
+  s.arch = arch;
+  s.tile_v = tv;
+  s.tile_n = tn;
+  s.tile_d = td;
+  s.stages = st;
+  s.warps_m = wm;
+  s.warps_n = wn;
+  return s;
+}
+
+struct Shape {
+  int tv, tn, td, st, wm, wn;
+};
+
+// Tensor-core shapes: small, default-like, 2x2 warps, and 8 warps.
+constexpr Shape kMmaShapes[] = {{64, 8, 32, 3, 4, 1}, {128, 16, 64, 4, 4, 1}, {128, 64, 64, 3, 2, 2}};
+// SIMT shapes (T_V multiple of 32, T_N a multiple of the warp count).
+constexpr Shape kSimtShapes[] = {{128, 8, 32, 3, 4, 1}, {128, 32, 32, 3, 4, 1}, {64, 64, 16, 2, 2, 2}};
+constexpr Arch kArchs[] = {Arch::sm_80, Arch::sm_90, Arch::sm_90a};
+
+std::string arch_name(Arch a) { return std::string(fs::to_string(a)); }
+
+// Runs ptxas on `ptx` for `arch`; returns its exit status, output in `log`.
+int run_ptxas(const std::string& ptx, Arch arch, std::string* log) {
+  namespace stdfs = std::filesystem;
+  char dir_template[] = "/tmp/fusedsample_ptxas_XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (!dir) {
+    *log = "mkdtemp failed";
+    return -1;
+  }
+  const stdfs::path in = stdfs::path(dir) / "kernel.ptx", out = stdfs::path(dir) / "kernel.cubin",
+                    msgs = stdfs::path(dir) / "ptxas.log";
+  std::ofstream(in) << ptx;
+  const std::string cmd = std::string("'") + FUSEDSAMPLE_PTXAS + "' -arch=" + arch_name(arch) + " -o '" + out.string() +
+                          "' '" + in.string() + "' > '" + msgs.string() + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream m(msgs);
+  std::stringstream ss;
+  ss << m.rdbuf();
+  *log = cmd + "\n" + ss.str();
+  const bool produced = stdfs::exists(out) && stdfs::file_size(out) > 0;
+  std::error_code ec;
+  stdfs::remove_all(dir, ec);
+  if (rc == 0 && !produced) {
+    *log += "\n(no output file)";
+    return -2;
+  }
+  return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+// The ".target" directive of a PTX module.
+std::string ptx_target(const std::string& ptx) {
+  std::smatch m;
+  if (std::regex_search(ptx, m, std::regex(R"(\.target\s+(\w+))"))) return m[1];
+  return "";
+}
+
+bool has_entry(const std::string& ptx, const std::string& name) {
+  return std::regex_search(ptx, std::regex(R"(\.entry\s+)" + name + R"(\s*\()"));
+}
+
+void check_compiled(const KernelSpec& spec) {
+  SCOPED_TRACE(spec.to_string());
+  const fs::RenderedKernel r = fs::render_kernel(spec);
+  EXPECT_EQ(r.spec, spec);
+  fs::CompiledKernel k;
+  try {
+    k = fs::compile_uncached(r);
+  } catch (const fs::CompileError& e) {
+    FAIL() << e.what();
+  }
+  EXPECT_EQ(k.spec, spec);
+  EXPECT_EQ(k.source, r.source);
+  EXPECT_EQ(k.options, r.options);
+  EXPECT_EQ(k.cache_key, fs::kernel_cache_key(r));
+  // Both kernels the runtime looks up by name, unmangled (extern "C").
+  EXPECT_TRUE(has_entry(k.ptx, "fs_fused_kernel")) << "no .entry fs_fused_kernel";
+  EXPECT_TRUE(has_entry(k.ptx, "fs_reduce_kernel")) << "no .entry fs_reduce_kernel";
+  if (spec.variant == Variant::mma_sync) {
+    EXPECT_NE(k.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+    EXPECT_NE(k.ptx.find(spec.dtype == DType::bf16 ? ".bf16.bf16" : ".f16.f16"), std::string::npos);
+  } else {
+    EXPECT_EQ(k.ptx.find("mma.sync"), std::string::npos) << "tensor-core code in a " << fs::to_string(spec.variant)
+                                                           << " kernel";
+  }
+  EXPECT_EQ(ptx_target(k.ptx), arch_name(spec.arch));
+  // The CUBIN is an ELF image.
+  ASSERT_GE(k.cubin.size(), 4u);
+  EXPECT_EQ(std::string(k.cubin.data(), 4), "\x7f" "ELF");
+  std::string log;
+  EXPECT_EQ(run_ptxas(k.ptx, spec.arch, &log), 0) << log;
+}
+
+struct CompileCase {
+  KernelSpec spec;
+};
+void PrintTo(const CompileCase& c, std::ostream* os) { *os << c.spec.to_string(); }
+
+std::vector<CompileCase> all_cases() {
+  std::vector<CompileCase> out;
+  for (DType d : {DType::bf16, DType::fp16, DType::fp32}) {
+    const Variant v = d == DType::fp32 ? Variant::simt : Variant::mma_sync;
+    for (const Shape& s : d == DType::fp32 ? kSimtShapes : kMmaShapes)
+      for (Arch a : kArchs) out.push_back({make_spec(d, v, a, s.tv, s.tn, s.td, s.st, s.wm, s.wn)});
+  }
+  // The sampler half of the unfused pipeline (materialized fp32 logits), as
+  // the runtime configures it.
+  out.push_back({make_spec(DType::bf16, Variant::logits, Arch::sm_90a, 256, 8, 64, 4, 4, 1)});
+  return out;
+}
+
+// Corners of the spec space: one warp with the deepest T_d (fewest threads
+// per 16-byte chunk column), one warp with a shallow T_d, four warps with the
+// deepest, and the most warps with the shallowest. Whatever validate()
+// accepts must compile (what it rejects is covered in kernel_spec_test.cpp).
+std::vector<CompileCase> edge_cases() {
+  const KernelSpec candidates[] = {
+      make_spec(DType::bf16, Variant::mma_sync, Arch::sm_80, 16, 8, 128, 2, 1, 1),
+      make_spec(DType::bf16, Variant::mma_sync, Arch::sm_80, 16, 8, 32, 2, 1, 1),
+      make_spec(DType::bf16, Variant::mma_sync, Arch::sm_90, 64, 8, 128, 2, 4, 1),
+      make_spec(DType::fp32, Variant::simt, Arch::sm_90, 32, 8, 128, 2, 1, 1),
+      make_spec(DType::fp16, Variant::mma_sync, Arch::sm_90, 256, 16, 16, 2, 16, 1),
+  };
+  std::vector<CompileCase> out;
+  for (const KernelSpec& s : candidates) {
+    try {
+      s.validate();
+      out.push_back({s});
+    } catch (const fs::Error&) {
+    }
+  }
+  return out;
+}
+
+class NvrtcCompile : public ::testing::TestWithParam<CompileCase> {};
+
+TEST_P(NvrtcCompile, CompilesAndAssembles) { check_compiled(GetParam().spec); }
+
+std::string case_name(const ::testing::TestParamInfo<CompileCase>& info) {
+  std::string n = info.param.spec.to_string();
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, NvrtcCompile, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(ValidEdges, NvrtcCompile, ::testing::ValuesIn(edge_cases()), case_name);
+
+// ------------------------------------------------------------ self-contained
+
+// Names in `#include "x"` / `#include <x>` lines that the device compiler
+// sees. Branches only taken by the host compiler (`#else` of `#if
+// defined(__CUDACC__)`, `#ifndef __CUDACC__`, `#if !defined(__CUDACC__)`)
+// are skipped: NVRTC defines __CUDACC__.
+std::vector<std::string> device_includes(const std::string& text) {
+  static const std::regex include_re(R"(^\s*#\s*include\s*([<"])([^">]+)[">])");
+  static const std::regex if_cuda_re(R"(^\s*#\s*(if\s+defined\s*\(?\s*__CUDACC__\s*\)?|ifdef\s+__CUDACC__)\b)");
+  static const std::regex if_not_cuda_re(R"(^\s*#\s*(if\s+!\s*defined\s*\(?\s*__CUDACC__\s*\)?|ifndef\s+__CUDACC__)\b)");
+  static const std::regex if_re(R"(^\s*#\s*if)");
+  static const std::regex else_re(R"(^\s*#\s*(else|elif)\b)");
+  static const std::regex endif_re(R"(^\s*#\s*endif\b)");
+  // Stack of conditionals: +1 device-only branch live, -1 host-only, 0 other.
+  struct Cond {
+    int kind;      // 1: #if __CUDACC__, -1: #if !__CUDACC__, 0: other
+    bool in_else;  // past #else
+  };
+  std::vector<Cond> stack;
+  auto host_only = [&] {
+    for (const Cond& c : stack)
+      if ((c.kind == 1 && c.in_else) || (c.kind == -1 && !c.in_else)) return true;
+    return false;
+  };
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, if_cuda_re)) stack.push_back({1, false});
+    else if (std::regex_search(line, if_not_cuda_re)) stack.push_back({-1, false});
+    else if (std::regex_search(line, if_re)) stack.push_back({0, false});
+    else if (std::regex_search(line, else_re)) {
+      if (!stack.empty()) stack.back().in_else = true;
+    } else if (std::regex_search(line, endif_re)) {
+      if (!stack.empty()) stack.pop_back();
+    } else if (std::regex_search(line, m, include_re) && !host_only()) {
+      out.push_back(std::string(m[1]) + std::string(m[2]));
+    }
+  }
+  return out;
+}
+
+TEST(NvrtcSource, IncludeParserSkipsHostOnlyBranches) {
+  const std::string text =
+      "#include \"a.cuh\"\n#if defined(__CUDACC__)\n#include \"b.cuh\"\n#else\n#include <cmath>\n#endif\n"
+      "#ifndef __CUDACC__\n#include <cstring>\n#endif\n#if FOO\n#include \"c.cuh\"\n#else\n#include <d>\n#endif\n";
+  EXPECT_EQ(device_includes(text), (std::vector<std::string>{"\"a.cuh", "\"b.cuh", "\"c.cuh", "<d"}));
+}
+
+TEST(NvrtcSource, IncludesOnlyEmbeddedTemplates) {
+  std::set<std::string> embedded;
+  for (const auto& f : fs::embedded_templates()) {
+    EXPECT_TRUE(embedded.insert(f.name).second) << "duplicate embedded name " << f.name;
+    EXPECT_EQ(std::string(f.data, f.size).size(), std::strlen(f.data)) << f.name << ": embedded size/NUL mismatch";
+  }
+  // Every template in the source tree is embedded, byte for byte.
+  std::size_t on_disk = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(FUSEDSAMPLE_SOURCE_DIR) / "templates")) {
+    if (e.path().extension() != ".cuh") continue;
+    ++on_disk;
+    const std::string name = e.path().filename().string();
+    ASSERT_TRUE(embedded.count(name)) << name << " is not embedded";
+    std::ifstream f(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    for (const auto& t : fs::embedded_templates()) {
+      if (name == t.name) {
+        EXPECT_TRUE(std::string(t.data, t.size) == ss.str()) << name << " differs from its embedded copy (stale build?)";
+      }
+    }
+  }
+  EXPECT_EQ(on_disk, embedded.size());
+
+  auto check = [&](const std::string& where, const std::string& text) {
+    for (const std::string& inc : device_includes(text)) {
+      EXPECT_EQ(inc[0], '"') << where << " includes system header <" << inc.substr(1) << ">";
+      EXPECT_TRUE(embedded.count(inc.substr(1))) << where << " includes '" << inc.substr(1) << "', not embedded";
+    }
+  };
+  for (const auto& f : fs::embedded_templates()) check(f.name, std::string(f.data, f.size));
+  for (DType d : {DType::bf16, DType::fp16, DType::fp32})
+    for (Variant v : {fs::default_variant(d), Variant::logits}) {
+      KernelSpec s = fs::default_spec(d, Arch::sm_90, 16);
+      s.variant = v;
+      const fs::RenderedKernel r = fs::render_kernel(s);
+      const auto incs = device_includes(r.source);
+      EXPECT_FALSE(incs.empty());
+      check("rendered " + s.to_string(), r.source);
+    }
+}
+
+TEST(NvrtcSource, RenderRejectsInvalidSpecs) {
+  KernelSpec s = fs::default_spec(DType::bf16, Arch::sm_90, 1);
+  s.tile_v = 24;
+  EXPECT_THROW(fs::render_kernel(s), fs::InvalidArgument);
+  s = fs::default_spec(DType::fp32, Arch::sm_90, 1);
+  s.variant = Variant::mma_sync;
+  EXPECT_THROW(fs::render_kernel(s), fs::Unsupported);
+}
+
+TEST(NvrtcSource, RenderedSourceFixesTheSpec) {
+  const KernelSpec s = make_spec(DType::fp16, Variant::mma_sync, Arch::sm_90a, 256, 32, 64, 3, 4, 2);
+  const fs::RenderedKernel r = fs::render_kernel(s);
+  for (const char* needle : {"#define FS_TV 256", "#define FS_TN 32", "#define FS_TD 64", "#define FS_STAGES 3",
+                             "#define FS_WARPS_M 4", "#define FS_WARPS_N 2", "FS_DTYPE_F16"})
+    EXPECT_NE(r.source.find(needle), std::string::npos) << needle;
+  bool arch_option = false;
+  for (const auto& o : r.options) arch_option |= o.find("sm_90a") != std::string::npos;
+  EXPECT_TRUE(arch_option);
+  EXPECT_STRNE(fs::generator_version(), "");
+  EXPECT_TRUE(std::regex_match(fs::nvrtc_version(), std::regex(R"(\d+\.\d+)"))) << fs::nvrtc_version();
+}
+
+// ---------------------------------------------------------------- cache key
+
+TEST(NvrtcCacheKey, StableAndSensitive) {
+  const KernelSpec s = fs::default_spec(DType::bf16, Arch::sm_90, 16);
+  const fs::RenderedKernel r = fs::render_kernel(s);
+  const std::string key = fs::kernel_cache_key(r);
+  EXPECT_TRUE(std::regex_match(key, std::regex("[0-9a-f]{32}"))) << key;
+  EXPECT_EQ(fs::kernel_cache_key(r), key);
+  EXPECT_EQ(fs::kernel_cache_key(fs::render_kernel(s)), key);
+
+  std::set<std::string> keys = {key};
+  fs::RenderedKernel t = r;
+  t.source += "\n// changed\n";
+  EXPECT_TRUE(keys.insert(fs::kernel_cache_key(t)).second) << "source change";
+  t = r;
+  t.options.push_back("-lineinfo");
+  EXPECT_TRUE(keys.insert(fs::kernel_cache_key(t)).second) << "added option";
+  t = r;
+  t.options.back() += "x";
+  EXPECT_TRUE(keys.insert(fs::kernel_cache_key(t)).second) << "changed option";
+  t = r;
+  std::swap(t.options.front(), t.options.back());
+  EXPECT_TRUE(keys.insert(fs::kernel_cache_key(t)).second) << "reordered options";
+  t = r;
+  t.spec.arch = Arch::sm_80;  // the arch alone, options untouched
+  EXPECT_TRUE(keys.insert(fs::kernel_cache_key(t)).second) << "arch change";
+  // Field boundaries are unambiguous: moving text between option strings changes the key.
+  t = r;
+  t.options = {"ab", "c"};
+  fs::RenderedKernel u = r;
+  u.options = {"a", "bc"};
+  EXPECT_NE(fs::kernel_cache_key(t), fs::kernel_cache_key(u));
+  // Distinct specs render to distinct keys; equal specs to equal keys.
+  std::map<std::string, std::string> key_of_spec;
+  std::set<std::string> spec_keys;
+  for (Arch a : kArchs)
+    for (DType d : {DType::bf16, DType::fp16, DType::fp32})
+      for (std::int64_t rows : {1, 16, 64, 1024}) {
+        const KernelSpec v = fs::default_spec(d, a, rows);
+        const std::string k = fs::kernel_cache_key(fs::render_kernel(v));
+        auto [it, fresh] = key_of_spec.emplace(v.to_string(), k);
+        if (fresh) {
+          EXPECT_TRUE(spec_keys.insert(k).second) << "key collision for " << v.to_string();
+        } else {
+          EXPECT_EQ(it->second, k) << v.to_string();
+        }
+        if (v == s) {
+          EXPECT_EQ(k, key);
+        }
+      }
+  EXPECT_GE(spec_keys.size(), 9u * 3u);
+}
+
+// ------------------------------------------------------------ compile error
+
+TEST(NvrtcCompileError, CarriesLogOptionsAndSource) {
+  const KernelSpec s = make_spec(DType::bf16, Variant::mma_sync, Arch::sm_80, 64, 8, 32, 3, 4, 1);
+  fs::RenderedKernel r = fs::render_kernel(s);
+  r.source += "\nthis is not valid CUDA C++ @@@;\n";
+  try {
+    fs::compile_uncached(r);
+    FAIL() << "a syntax error compiled";
+  } catch (const fs::CompileError& e) {
+    EXPECT_FALSE(e.log().empty());
+    EXPECT_NE(e.log().find("error"), std::string::npos) << e.log();
+    EXPECT_EQ(e.source(), r.source);
+    for (const auto& o : r.options) EXPECT_NE(e.options().find(o), std::string::npos) << o;
+    const std::string what = e.what();
+    EXPECT_NE(what.find(s.to_string()), std::string::npos) << what;
+    EXPECT_NE(what.find(e.log()), std::string::npos) << "what() should include the log";
+  }
+}
+
+// -------------------------------------------------------------------- memo
+
+TEST(NvrtcMemo, SameSpecSamePointer) {
+  const KernelSpec s = make_spec(DType::fp16, Variant::mma_sync, Arch::sm_80, 64, 8, 32, 2, 4, 1);
+  const auto a = fs::compile_kernel(s);
+  const auto b = fs::compile_kernel(s);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_EQ(a->spec, s);
+  EXPECT_FALSE(a->ptx.empty());
+  EXPECT_FALSE(a->cubin.empty());
+  // An invalid spec throws every time and is not memoized as a success.
+  KernelSpec bad = s;
+  bad.tile_n = 12;
+  EXPECT_THROW(fs::compile_kernel(bad), fs::InvalidArgument);
+  EXPECT_THROW(fs::compile_kernel(bad), fs::InvalidArgument);
+}
+
+TEST(NvrtcMemo, ConcurrentRequestsShareOneCompile) {
+  const KernelSpec s = make_spec(DType::fp32, Variant::simt, Arch::sm_80, 64, 8, 16, 2, 2, 1);
+  constexpr int kThreads = 4;
+  std::vector<const fs::CompiledKernel*> got(kThreads, nullptr);
+  std::vector<std::string> errors(kThreads);
+  std::latch start(kThreads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t)
+    pool.emplace_back([&, t] {
+      start.arrive_and_wait();
+      try {
+        got[std::size_t(t)] = fs::compile_kernel(s).get();  // the memo keeps it alive
+      } catch (const std::exception& e) {
+        errors[std::size_t(t)] = e.what();
+      }
+    });
+  for (auto& th : pool) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(errors[std::size_t(t)], "") << "thread " << t;
+    EXPECT_NE(got[std::size_t(t)], nullptr);
+    EXPECT_EQ(got[std::size_t(t)], got[0]) << "thread " << t;
+  }
+  EXPECT_EQ(fs::compile_kernel(s).get(), got[0]);
+}
+
+}  // namespace
