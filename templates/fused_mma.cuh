@@ -63,8 +63,6 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
   fs_elem* Ws = reinterpret_cast<fs_elem*>(fs_smem);
   fs_elem* Hs = Ws + FS_STAGES * FS_TV * FS_TD;
   float* L = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // staged logit tile [T_N][FS_LDL]
-  const fs_elem* W = static_cast<const fs_elem*>(p.weights);
-  const fs_elem* H = static_cast<const fs_elem*>(p.hidden);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wm = warp % FS_WARPS_M, wn = warp / FS_WARPS_M;
 
@@ -76,22 +74,11 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
-  fs_w_loader wl;
-  fs_h_loader hl;
-  int loaded_vtile = -1, loaded_ntile = -1;
-  const int d = (int)p.hidden_dim;
+  fs_operand_loader<fs_w_loader, fs_h_loader, FS_TV, FS_TN, FS_TD> loader;
   auto load = [&](int st, int vtile, int ntile, int kt) {
-    if (vtile != loaded_vtile) {
-      wl.init(W, (fs_i64)vtile * FS_TV, p.vocab, p.hidden_dim);
-      loaded_vtile = vtile;
-    }
-    if (ntile != loaded_ntile) {
-      hl.init(H, (fs_i64)ntile * FS_TN, p.rows, p.hidden_dim);
-      loaded_ntile = ntile;
-    }
-    wl.issue(reinterpret_cast<unsigned char*>(Ws + st * FS_TV * FS_TD), kt * FS_TD, d);
-    hl.issue(reinterpret_cast<unsigned char*>(Hs + st * FS_TN * FS_TD), kt * FS_TD, d);
+    loader.load(p, Ws + st * FS_TV * FS_TD, Hs + st * FS_TN * FS_TD, vtile, ntile, kt);
   };
+
 
   auto compute = [&](int st) {
     const fs_elem* Wst = Ws + st * FS_TV * FS_TD;

@@ -31,8 +31,6 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
   float* Ws = reinterpret_cast<float*>(fs_smem);
   float* Hs = Ws + FS_STAGES * FS_TV * FS_LDS;
   float* L = Hs + FS_STAGES * FS_TN * FS_LDS;  // staged logit tile [T_N][FS_LDL]
-  const float* W = static_cast<const float*>(p.weights);
-  const float* H = static_cast<const float*>(p.hidden);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
   float acc[FS_RM][FS_RN];
@@ -41,22 +39,11 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
 #pragma unroll
     for (int j = 0; j < FS_RN; ++j) acc[i][j] = 0.0f;
 
-  fs_w_loader wl;
-  fs_h_loader hl;
-  int loaded_vtile = -1, loaded_ntile = -1;
-  const int d = (int)p.hidden_dim;
+  fs_operand_loader<fs_w_loader, fs_h_loader, FS_TV, FS_TN, FS_TD> loader;
   auto load = [&](int st, int vtile, int ntile, int kt) {
-    if (vtile != loaded_vtile) {
-      wl.init(W, (fs_i64)vtile * FS_TV, p.vocab, p.hidden_dim);
-      loaded_vtile = vtile;
-    }
-    if (ntile != loaded_ntile) {
-      hl.init(H, (fs_i64)ntile * FS_TN, p.rows, p.hidden_dim);
-      loaded_ntile = ntile;
-    }
-    wl.issue(reinterpret_cast<unsigned char*>(Ws + st * FS_TV * FS_LDS), kt * FS_TD, d);
-    hl.issue(reinterpret_cast<unsigned char*>(Hs + st * FS_TN * FS_LDS), kt * FS_TD, d);
+    loader.load(p, Ws + st * FS_TV * FS_LDS, Hs + st * FS_TN * FS_LDS, vtile, ntile, kt);
   };
+
 
   auto compute = [&](int st) {
     const float* Wst = Ws + st * FS_TV * FS_LDS;

@@ -1,6 +1,6 @@
 // pipeline.cuh: cp.async helpers (sm_80+) for multi-stage shared-memory tiles.
 #pragma once
-#include "fs_types.cuh"
+#include "fs_params.cuh"
 
 __device__ __forceinline__ unsigned fs_smem_addr(const void* p) {
   return (unsigned)__cvta_generic_to_shared(p);
@@ -70,5 +70,27 @@ struct fs_tile_loader {
         fs_cp_async16(stage + smem0 + j * RSTEP * SMEM_ROW_BYTES, ok ? p : any, ok);
       p += row_bytes * RSTEP;
     }
+  }
+};
+
+// The W and H loaders of the fused kernels: re-points each only when the
+// tile's vocabulary or batch index changes, then issues one stage of both.
+template <class WLoader, class HLoader, int TV, int TN, int TD>
+struct fs_operand_loader {
+  WLoader w;
+  HLoader h;
+  int vtile = -1, ntile = -1;
+
+  __device__ __forceinline__ void load(const fs_fused_params& p, void* w_stage, void* h_stage, int vt, int nt, int kt) {
+    if (vt != vtile) {
+      w.init(p.weights, (fs_i64)vt * TV, p.vocab, p.hidden_dim);
+      vtile = vt;
+    }
+    if (nt != ntile) {
+      h.init(p.hidden, (fs_i64)nt * TN, p.rows, p.hidden_dim);
+      ntile = nt;
+    }
+    w.issue(static_cast<unsigned char*>(w_stage), kt * TD, (int)p.hidden_dim);
+    h.issue(static_cast<unsigned char*>(h_stage), kt * TD, (int)p.hidden_dim);
   }
 };
