@@ -5,6 +5,8 @@
 #include "fusedsample/device.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/kernel_spec.hpp"
+#include "fusedsample/disk_cache.hpp"
+#include "fusedsample/tuning_db.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
 
@@ -33,6 +35,30 @@ void print_device(const DeviceInfo& d) {
   fmt::print("  shared mem / block   {} KiB (opt-in)\n", d.max_shared_per_block_optin / 1024);
 }
 
+// Where compiled modules and tuned configs live, and what is there.
+void print_cache() {
+  const auto dir = disk_cache_enabled() ? cache_directory() : std::nullopt;
+  if (!dir) {
+    fmt::print("cache                  disabled\n");
+    return;
+  }
+  std::size_t modules = 0;
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator(*dir / "modules", ec))
+    if (f.path().extension() == ".fsmod") ++modules;
+  fmt::print("cache                  {} ({} compiled modules)\n", dir->string(), modules);
+  const auto db_path = tuning_db_path();
+  const TuningDb user = db_path ? load_tuning_db(*db_path) : TuningDb{};
+  fmt::print("tuned entries          {} in {}; {} built in\n", user.entries().size(),
+             db_path ? db_path->string() : std::string("-"), builtin_tuning_db().entries().size());
+  for (const TuningEntry& e : user.entries()) {
+    const Measurement* best = e.best();
+    fmt::print("  {} ({} SMs) {} V={} d={} N<={}: {}{}\n", e.key.device.name, e.key.device.multiprocessors,
+               to_string(e.key.dtype), e.key.vocab, e.key.d_model, batch_bucket_label(e.key.bucket),
+               best ? best->spec : "-", best && best->median_us > 0 ? fmt::format(" ({:.1f} us)", best->median_us) : "");
+  }
+}
+
 }  // namespace
 
 int cmd_info(const std::vector<std::string>& argv) {
@@ -46,6 +72,7 @@ int cmd_info(const std::vector<std::string>& argv) {
   }
   fmt::print("fusedsample generator  {}\n", generator_version());
   fmt::print("NVRTC                  {}\n", nvrtc_version());
+  print_cache();
   std::string why;
   if (!gpu_available(&why)) {
     fmt::print("CUDA driver            not available\n");

@@ -11,5 +11,7 @@ namespace fusedsample::cli {
 int cmd_info(const std::vector<std::string>& args);     // cmd_info.cpp
 int cmd_compile(const std::vector<std::string>& args);  // cmd_compile.cpp
 int cmd_demo(const std::vector<std::string>& args);     // cmd_demo.cpp
+int cmd_export(const std::vector<std::string>& args);   // cmd_tuning.cpp
+int cmd_import(const std::vector<std::string>& args);   // cmd_tuning.cpp
 
 }  // namespace fusedsample::cli

@@ -26,6 +26,8 @@ constexpr const char* kHelp =
     "  info       versions, CUDA driver and GPUs\n"
     "  compile    render and compile one kernel spec; print source, PTX or CUBIN facts\n"
     "  demo       sample from a random LM head, check against the CPU reference, time it\n"
+    "  export     write tuned configs as versioned JSON\n"
+    "  import     validate a JSON file of tuned configs and merge it into the database\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help (or `fusedsample <command> --help`)\n"
@@ -56,10 +58,13 @@ int main(int argc, char** argv) {
     if (command == "info") return fusedsample::cli::cmd_info(rest);
     if (command == "compile") return fusedsample::cli::cmd_compile(rest);
     if (command == "demo") return fusedsample::cli::cmd_demo(rest);
+    if (command == "export") return fusedsample::cli::cmd_export(rest);
+    if (command == "import") return fusedsample::cli::cmd_import(rest);
     throw fusedsample::cli::UsageError(
-        fmt::format("unknown command '{}' (commands: info, compile, demo; see fusedsample --help)", command));
+        fmt::format("unknown command '{}' (commands: info, compile, demo, export, import; see fusedsample --help)", command));
   } catch (const fusedsample::cli::UsageError& e) {
-    const bool known = command == "info" || command == "compile" || command == "demo";
+    const bool known = command == "info" || command == "compile" || command == "demo" || command == "export" ||
+                       command == "import";
     const std::string who = known ? "fusedsample " + command : "fusedsample";
     fmt::print(stderr, "{}: {}\nrun '{} --help' for usage\n", who, e.what(), who);
     return kExitUsage;

@@ -1,0 +1,78 @@
+// cli_tuning_test.cpp: `fusedsample export/import/info` through the real binary,
+// each test with its own cache directory.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string output;
+};
+
+Result run_cli(const std::filesystem::path& cache, const std::string& args) {
+  const std::string cmd =
+      "FUSEDSAMPLE_CACHE_DIR='" + cache.string() + "' '" FUSEDSAMPLE_CLI "' " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class CliTuning : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fs-cli-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliTuning, ExportImportRoundTripShowsInInfo) {
+  const auto file = dir_ / "export.json";
+  Result r = run_cli(dir_ / "a", "export --builtin -o '" + file.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_TRUE(std::filesystem::exists(file));
+  r = run_cli(dir_ / "b", "info");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("tuned entries          0 in"), std::string::npos) << r.output;
+  r = run_cli(dir_ / "b", "import '" + file.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run_cli(dir_ / "b", "info");
+  EXPECT_EQ(r.output.find("tuned entries          0 in"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("NVIDIA H200 (132 SMs) bf16 V=151936 d=4096 N<=16: bf16 sm_90 mma_sync"), std::string::npos)
+      << r.output;
+  // Exporting the imported database gives the same entries back.
+  r = run_cli(dir_ / "b", "export --gpu 'NVIDIA H200'");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("\"schema\": \"fusedsample-tuning\""), std::string::npos) << r.output.substr(0, 400);
+}
+
+TEST_F(CliTuning, ImportRefusesBadFilesWithoutTouchingTheDatabase) {
+  const auto bad = dir_ / "bad.json";
+  std::ofstream(bad) << "{\"schema\":\"fusedsample-tuning\",\"version\":99}";
+  Result r = run_cli(dir_ / "c", "import '" + bad.string() + "'");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("version"), std::string::npos) << r.output;
+  std::ofstream(bad, std::ios::trunc) << "{ not json";
+  r = run_cli(dir_ / "c", "import '" + bad.string() + "'");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "c" / "tuning.json"));
+  r = run_cli(dir_ / "c", "import");
+  EXPECT_EQ(r.code, 2) << r.output;
+  r = run_cli(dir_ / "c", "import '" + (dir_ / "missing.json").string() + "'");
+  EXPECT_EQ(r.code, 1) << r.output;
+}
+
+}  // namespace
