@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/temp_cache_dir.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuning_db.hpp"
 
@@ -16,22 +17,7 @@ namespace fsys = std::filesystem;
 
 namespace {
 
-class TuningStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (fsys::temp_directory_path() / "fs-tuning-test-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    ::setenv("FUSEDSAMPLE_CACHE_DIR", dir_.c_str(), 1);
-    ::unsetenv("FUSEDSAMPLE_CACHE_DISABLE");
-  }
-  void TearDown() override {
-    ::unsetenv("FUSEDSAMPLE_CACHE_DIR");
-    std::error_code ec;
-    fsys::remove_all(dir_, ec);
-  }
-  fsys::path dir_;
-};
+using TuningStoreTest = fusedsample::testing::TempCacheDirTest;
 
 const fs::DeviceIdentity kGpu{"NVIDIA L40S", 142, 8, 9};
 const std::string kSpec = "bf16 sm_89 mma_sync tv128 tn8 td64 s4 w4x1";

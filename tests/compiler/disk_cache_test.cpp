@@ -1,6 +1,7 @@
 // disk_cache_test.cpp: the on-disk module cache. Corrupt files are ignored
 // and rebuilt, unwritable directories are tolerated, concurrent writers (threads
 // and processes) never leave a partial file. CPU only (NVRTC, no GPU).
+#include "tests/support/temp_cache_dir.hpp"
 #include "fusedsample/disk_cache.hpp"
 
 #include <gtest/gtest.h>
@@ -21,26 +22,7 @@ namespace fsys = std::filesystem;
 
 namespace {
 
-// A fresh directory per test; FUSEDSAMPLE_CACHE_DIR points at it.
-class CacheDirTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (fsys::temp_directory_path() / "fs-cache-test-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    ::setenv("FUSEDSAMPLE_CACHE_DIR", dir_.c_str(), 1);
-    ::unsetenv("FUSEDSAMPLE_CACHE_DISABLE");
-  }
-  void TearDown() override {
-    ::unsetenv("FUSEDSAMPLE_CACHE_DIR");
-    std::error_code ec;
-    fsys::permissions(dir_, fsys::perms::owner_all, fsys::perm_options::add, ec);
-    if (fsys::exists(dir_ / "modules", ec))
-      fsys::permissions(dir_ / "modules", fsys::perms::owner_all, fsys::perm_options::add, ec);
-    fsys::remove_all(dir_, ec);
-  }
-  fsys::path dir_;
-};
+using CacheDirTest = fusedsample::testing::TempCacheDirTest;
 
 std::string hex_key(int i) {
   char buf[40];

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/spec_builder.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/kernel_spec.hpp"
 
@@ -20,17 +21,7 @@ constexpr DType kDTypes[] = {DType::bf16, DType::fp16, DType::fp32};
 constexpr Arch kArchs[] = {Arch::sm_80, Arch::sm_86, Arch::sm_89, Arch::sm_90, Arch::sm_90a};
 
 KernelSpec spec(DType dt, Variant var, int tv, int tn, int td, int st, int wm, int wn, Arch arch = Arch::sm_90) {
-  KernelSpec s;
-  s.dtype = dt;
-  s.variant = var;
-  s.arch = arch;
-  s.tile_v = tv;
-  s.tile_n = tn;
-  s.tile_d = td;
-  s.stages = st;
-  s.warps_m = wm;
-  s.warps_n = wn;
-  return s;
+  return fusedsample::testing::build_spec(dt, var, arch, tv, tn, td, st, wm, wn);
 }
 
 // Runs f, expecting exception E whose message contains every needle.

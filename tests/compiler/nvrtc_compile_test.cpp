@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/spec_builder.hpp"
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/kernel_spec.hpp"
@@ -32,17 +33,7 @@ using fs::Variant;
 namespace {
 
 KernelSpec make_spec(DType dt, Variant var, Arch arch, int tv, int tn, int td, int st, int wm, int wn) {
-  KernelSpec s;
-  s.dtype = dt;
-  s.variant = var;
-  s.arch = arch;
-  s.tile_v = tv;
-  s.tile_n = tn;
-  s.tile_d = td;
-  s.stages = st;
-  s.warps_m = wm;
-  s.warps_n = wn;
-  return s;
+  return fusedsample::testing::build_spec(dt, var, arch, tv, tn, td, st, wm, wn);
 }
 
 struct Shape {

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/spec_builder.hpp"
 #include "fusedsample/fusedsample.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_memory.hpp"
@@ -110,16 +111,7 @@ inline std::vector<double> host_logits(const std::vector<std::uint8_t>& w, const
 
 // A spec from its fields; the Sampler replaces the arch with the device's.
 inline KernelSpec make_spec(DType dtype, int tile_v, int tile_n, int tile_d, int stages, int warps_m, int warps_n) {
-  KernelSpec s;
-  s.dtype = dtype;
-  s.variant = default_variant(dtype);
-  s.tile_v = tile_v;
-  s.tile_n = tile_n;
-  s.tile_d = tile_d;
-  s.stages = stages;
-  s.warps_m = warps_m;
-  s.warps_n = warps_n;
-  return s;
+  return build_spec(dtype, default_variant(dtype), Arch::sm_90, tile_v, tile_n, tile_d, stages, warps_m, warps_n);
 }
 
 // The tile configs the tests force: at least three per dtype.
