@@ -45,7 +45,8 @@ struct fs_tile_loader {
   const char* base;   // this thread's chunk in row r0 of the tile
   const char* any;    // a valid address for zero-filled copies
   fs_i64 row_bytes;   // global bytes between rows
-  int rows_left;      // valid rows from r0 on (<= 0: none)
+  int tile_left;      // rows of the tile from r0 on (<= 0: this thread copies nothing)
+  int rows_left;      // of those, rows inside the matrix
   int kc;             // first element of this thread's chunk within a stage
   int smem0;          // shared byte offset of (r0, c)
 
@@ -54,8 +55,9 @@ struct fs_tile_loader {
     kc = c * (16 / ELEM);
     row_bytes = d * ELEM;
     any = static_cast<const char*>(src);
+    tile_left = ROWS - r0;
     const fs_i64 left = rows - row0 - r0;
-    rows_left = left > ROWS ? ROWS : (int)left;
+    rows_left = left > tile_left ? tile_left : (int)left;
     base = any + ((rows_left > 0 ? row0 + r0 : 0) * d + kc) * ELEM;
     smem0 = r0 * SMEM_ROW_BYTES + (SWIZZLE ? fs_swizzle_chunk<CPR>(r0, c) : c) * 16;
   }
@@ -65,9 +67,9 @@ struct fs_tile_loader {
     const char* p = base + (fs_i64)k0 * ELEM;
 #pragma unroll
     for (int j = 0; j < CHUNKS; ++j) {
-      const bool ok = kok && j * RSTEP < rows_left && (ROWS % RSTEP == 0 || threadIdx.x / CPR + j * RSTEP < ROWS);
-      if (ROWS % RSTEP == 0 || threadIdx.x / CPR + j * RSTEP < ROWS)
-        fs_cp_async16(stage + smem0 + j * RSTEP * SMEM_ROW_BYTES, ok ? p : any, ok);
+      if (ROWS % RSTEP != 0 && j * RSTEP >= tile_left) break;  // past the tile's last row
+      const bool ok = kok && j * RSTEP < rows_left;
+      fs_cp_async16(stage + smem0 + j * RSTEP * SMEM_ROW_BYTES, ok ? p : any, ok);
       p += row_bytes * RSTEP;
     }
   }
