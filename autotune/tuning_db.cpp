@@ -87,7 +87,7 @@ std::optional<KernelSpec> best_valid(const TuningEntry& e, Arch arch) {
   for (const Measurement* m : order) {
     try {
       KernelSpec s = KernelSpec::parse(m->spec);
-      s.arch = arch;
+      s.arch = target_arch(s.variant, arch);
       if (s.dtype != e.key.dtype) continue;
       s.validate();
       return s;

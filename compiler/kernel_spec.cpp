@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <sstream>
@@ -29,8 +30,10 @@ constexpr std::array<std::pair<std::string_view, Arch>, 5> kArchs{{{"sm_80", Arc
                                                                    {"sm_89", Arch::sm_89},
                                                                    {"sm_90", Arch::sm_90},
                                                                    {"sm_90a", Arch::sm_90a}}};
-constexpr std::array<std::pair<std::string_view, Variant>, 3> kVariants{
-    {{"mma_sync", Variant::mma_sync}, {"simt", Variant::simt}, {"logits", Variant::logits}}};
+constexpr std::array<std::pair<std::string_view, Variant>, 4> kVariants{{{"mma_sync", Variant::mma_sync},
+                                                                         {"simt", Variant::simt},
+                                                                         {"logits", Variant::logits},
+                                                                         {"wgmma", Variant::wgmma}}};
 
 template <typename E, std::size_t K>
 std::string_view name_of(E e, const std::array<std::pair<std::string_view, E>, K>& table) {
@@ -62,6 +65,11 @@ Arch arch_for_compute_capability(int major, int minor) {
   throw Unsupported(fmt::format("compute capability {}.{} is not supported (need 8.0 or newer)", major, minor));
 }
 
+Arch target_arch(Variant variant, Arch device_arch) {
+  if (variant == Variant::wgmma && device_arch == Arch::sm_90) return Arch::sm_90a;
+  return device_arch;
+}
+
 Variant default_variant(DType d) { return d == DType::fp32 ? Variant::simt : Variant::mma_sync; }
 
 std::size_t KernelSpec::shared_bytes() const {
@@ -74,6 +82,8 @@ std::size_t KernelSpec::shared_bytes() const {
       return std::size_t(stages) * (tile_v + tile_n) * (tile_d + 4) * 4 + epilogue;
     case Variant::logits:
       return epilogue;
+    case Variant::wgmma:  // stages, the staged logits (64 batch rows per pass), 1 KiB for 1024-byte alignment
+      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(std::min(tile_n, 64)) * ldl * 4 + 1024;
   }
   return epilogue;
 }
@@ -106,6 +116,16 @@ void KernelSpec::validate() const {
       if ((tile_v / 32) * (tile_n / (warps_m * warps_n)) > 128) bad("simt: too many accumulators per thread");
       break;
     case Variant::logits:
+      break;
+    case Variant::wgmma:
+      if (dtype == DType::fp32) throw Unsupported("variant wgmma needs bf16 or fp16 (fp32 uses simt)");
+      if (arch != Arch::sm_90a)
+        throw Unsupported(fmt::format("variant wgmma needs arch sm_90a (Hopper's arch-specific target), not {}",
+                                      fusedsample::to_string(arch)));
+      if (tile_d != 64) bad("wgmma: tile_d must be 64 (one 128-byte swizzled row per stage)");
+      if (warps_n != 1 || warps_m % 4 != 0) bad("wgmma: warps must be whole warpgroups along the vocabulary (w4x1, w8x1, ...)");
+      if (tile_v % (16 * warps_m) != 0) bad("wgmma: tile_v must be a multiple of 64 per warpgroup");
+      if ((tile_v / (16 * warps_m)) * tile_n / 2 > 128) bad("wgmma: more than 128 accumulators per thread");
       break;
   }
   if (shared_bytes() > 227 * 1024) bad(fmt::format("needs {} bytes of shared memory (> 227 KiB)", shared_bytes()));

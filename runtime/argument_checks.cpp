@@ -58,7 +58,9 @@ void check_options(const SamplerOptions& o) {
                                         to_string(o.spec->dtype), to_string(o.dtype)));
     if (o.spec->variant == Variant::logits)
       throw InvalidArgument("the forced spec's variant must compute the matmul (not 'logits')");
-    o.spec->validate();
+    KernelSpec s = *o.spec;  // the sampler compiles wgmma for sm_90a on an sm_90 device
+    s.arch = target_arch(s.variant, s.arch);
+    s.validate();
   }
 }
 

@@ -72,6 +72,7 @@ struct Sampler::Impl {
       s = tuned_spec(id, options.dtype, options.vocab, options.hidden, rows, ctx.arch()).spec;
     }
     if (s.arch != Arch::sm_90a) s.arch = ctx.arch();
+    s.arch = target_arch(s.variant, s.arch);
     return s;
   }
 

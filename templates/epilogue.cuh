@@ -2,13 +2,17 @@
 // shared memory. One warp per batch row; each lane takes groups of four
 // consecutive vocabulary indices (one Philox call per group), keeps a running
 // (score, index) and the warp reduces it. Writes one partial per (sample, row).
-// Needs FS_TV, FS_TN, FS_THREADS, FS_LDL (row stride of the staged tile).
+// Needs FS_TV, FS_TN, FS_THREADS, FS_LDL (row stride of the staged tile);
+// FS_EPI_N (default FS_TN) is the number of batch rows staged per call.
 #pragma once
 #include "fs_params.cuh"
 #include "philox.cuh"
 #include "gumbel.cuh"
 
 #define FS_NO_INDEX 0x7fffffff
+#ifndef FS_EPI_N
+#define FS_EPI_N FS_TN
+#endif
 
 // Candidate (s, v) beats (bs, bv): higher score, ties to the lower index.
 // A NaN score never wins.
@@ -28,7 +32,7 @@ __device__ __forceinline__ void fs_warp_argmax(float& best, int& bi) {
 __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_params& p,
                                                  fs_i64 v0, fs_i64 n0, int vtile) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  for (int nl = warp; nl < FS_TN; nl += FS_THREADS / 32) {
+  for (int nl = warp; nl < FS_EPI_N; nl += FS_THREADS / 32) {
     const fs_i64 n = n0 + nl;
     if (n >= p.rows) break;
     const float tau = fs_row_temperature(p.row, n);

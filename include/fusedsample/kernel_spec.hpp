@@ -10,8 +10,9 @@ namespace fusedsample {
 enum class DType { bf16, fp16, fp32 };
 enum class Arch { sm_80, sm_86, sm_89, sm_90, sm_90a };
 // mma_sync: tensor cores (bf16/fp16); simt: fp32 on the FMA pipes;
-// logits: sample fp32 logits already in memory (the unfused pipeline's half).
-enum class Variant { mma_sync, simt, logits };
+// logits: sample fp32 logits already in memory (the unfused pipeline's half);
+// wgmma: Hopper warpgroup MMA (bf16/fp16, sm_90a only).
+enum class Variant { mma_sync, simt, logits, wgmma };
 
 std::string_view to_string(DType);
 std::string_view to_string(Arch);
@@ -23,6 +24,9 @@ Variant parse_variant(std::string_view);
 std::size_t dtype_size(DType);
 // Compute capability (major*10+minor) -> the arch used to compile for it.
 Arch arch_for_compute_capability(int major, int minor);
+// The arch to compile `variant` for on a device of `device_arch`: wgmma needs
+// the arch-specific sm_90a target on an sm_90 device; others use the device's.
+Arch target_arch(Variant variant, Arch device_arch);
 
 struct KernelSpec {
   int tile_v = 128;  // T_V: vocabulary rows per block

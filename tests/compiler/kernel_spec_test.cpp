@@ -2,6 +2,8 @@
 // built-in default specs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -50,9 +52,10 @@ TEST(KernelSpec, EnumNames) {
   EXPECT_EQ(fs::to_string(Variant::mma_sync), "mma_sync");
   EXPECT_EQ(fs::to_string(Variant::simt), "simt");
   EXPECT_EQ(fs::to_string(Variant::logits), "logits");
+  EXPECT_EQ(fs::to_string(Variant::wgmma), "wgmma");
   for (DType d : kDTypes) EXPECT_EQ(fs::parse_dtype(fs::to_string(d)), d);
   for (Arch a : kArchs) EXPECT_EQ(fs::parse_arch(fs::to_string(a)), a);
-  for (Variant v : {Variant::mma_sync, Variant::simt, Variant::logits}) EXPECT_EQ(fs::parse_variant(fs::to_string(v)), v);
+  for (Variant v : {Variant::mma_sync, Variant::simt, Variant::logits, Variant::wgmma}) EXPECT_EQ(fs::parse_variant(fs::to_string(v)), v);
   EXPECT_EQ(fs::dtype_size(DType::bf16), 2u);
   EXPECT_EQ(fs::dtype_size(DType::fp16), 2u);
   EXPECT_EQ(fs::dtype_size(DType::fp32), 4u);
@@ -65,7 +68,7 @@ TEST(KernelSpec, ParseErrorsListTheChoices) {
   expect_error<fs::Unsupported>([] { fs::parse_dtype("int8"); }, {"int8", "bf16", "fp16", "fp32"}, "parse_dtype(int8)");
   expect_error<fs::Unsupported>([] { fs::parse_arch("sm_70"); }, {"sm_70", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"},
                                 "parse_arch(sm_70)");
-  expect_error<fs::Unsupported>([] { fs::parse_variant("wmma"); }, {"wmma", "mma_sync", "simt", "logits"},
+  expect_error<fs::Unsupported>([] { fs::parse_variant("wmma"); }, {"wmma", "mma_sync", "simt", "logits", "wgmma"},
                                 "parse_variant(wmma)");
   expect_error<fs::Unsupported>([] { fs::parse_dtype(""); }, {"bf16"}, "parse_dtype('')");
   expect_error<fs::Unsupported>([] { fs::parse_dtype("BF16"); }, {"BF16"}, "parse is case-sensitive");
@@ -81,7 +84,7 @@ TEST(KernelSpec, ParseToStringRoundTrip) {
   std::vector<KernelSpec> specs;
   for (DType d : kDTypes)
     for (Arch a : kArchs)
-      for (Variant v : {Variant::mma_sync, Variant::simt, Variant::logits})
+      for (Variant v : {Variant::mma_sync, Variant::simt, Variant::logits, Variant::wgmma})
         for (int tv : {16, 128, 512})
           for (int tn : {8, 64, 256}) specs.push_back(spec(d, v, tv, tn, tv == 16 ? 16 : 128, tn / 8 + 1, tn / 8, 3, a));
   for (const KernelSpec& s : specs) {
@@ -111,7 +114,7 @@ TEST(KernelSpec, ParseRejectsMalformedText) {
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync q7"); }, {"q7"}, "unknown token");
   expect_error<fs::Unsupported>([] { KernelSpec::parse("int8 sm_90 mma_sync"); }, {"int8"}, "bad dtype");
   expect_error<fs::Unsupported>([] { KernelSpec::parse("bf16 sm_75 mma_sync"); }, {"sm_75"}, "bad arch");
-  expect_error<fs::Unsupported>([] { KernelSpec::parse("bf16 sm_90 wgmma"); }, {"wgmma"}, "bad variant");
+  expect_error<fs::Unsupported>([] { KernelSpec::parse("bf16 sm_90 wmma"); }, {"wmma"}, "bad variant");
 }
 
 TEST(KernelSpec, ValidSpecsPass) {
@@ -124,6 +127,9 @@ TEST(KernelSpec, ValidSpecsPass) {
       spec(DType::fp32, Variant::simt, 32, 8, 16, 2, 1, 1),
       spec(DType::fp32, Variant::logits, 256, 8, 64, 4, 4, 1),
       spec(DType::bf16, Variant::logits, 256, 8, 0, 0, 4, 1),  // logits ignores tile_d and stages
+      spec(DType::bf16, Variant::wgmma, 64, 8, 64, 4, 4, 1, Arch::sm_90a),
+      spec(DType::fp16, Variant::wgmma, 128, 256, 64, 3, 8, 1, Arch::sm_90a),
+      spec(DType::bf16, Variant::wgmma, 128, 128, 64, 3, 4, 1, Arch::sm_90a),  // two 64-row blocks per warpgroup
   };
   for (const KernelSpec& s : ok) {
     EXPECT_NO_THROW(s.validate()) << s.to_string();
@@ -139,7 +145,7 @@ struct BadSpec {
 
 TEST(KernelSpec, ValidateNamesTheBadField) {
   const DType b = DType::bf16, f = DType::fp32;
-  const Variant m = Variant::mma_sync, s = Variant::simt;
+  const Variant m = Variant::mma_sync, s = Variant::simt, w = Variant::wgmma;
   const std::vector<BadSpec> cases = {
       {spec(b, m, 24, 16, 64, 4, 4, 1), false, {"tile_v"}},
       {spec(b, m, 0, 16, 64, 4, 4, 1), false, {"tile_v"}},
@@ -173,6 +179,14 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(f, s, 512, 128, 32, 2, 1, 1), false, {"accumulators"}},
       {spec(b, m, 256, 64, 128, 8, 4, 2), false, {"shared memory"}},
       {spec(f, s, 256, 64, 128, 8, 4, 4), false, {"shared memory"}},
+      // wgmma: Hopper's arch-specific target only, 64-deep stages, whole warpgroups.
+      {spec(b, w, 128, 64, 64, 3, 4, 1, Arch::sm_90), true, {"wgmma", "sm_90a"}},
+      {spec(b, w, 128, 64, 64, 3, 4, 1, Arch::sm_80), true, {"wgmma", "sm_90a"}},
+      {spec(f, w, 128, 64, 64, 3, 4, 1, Arch::sm_90a), true, {"wgmma", "fp32"}},
+      {spec(b, w, 128, 64, 32, 3, 4, 1, Arch::sm_90a), false, {"tile_d"}},
+      {spec(b, w, 128, 64, 64, 3, 2, 2, Arch::sm_90a), false, {"warpgroups"}},
+      {spec(b, w, 96, 64, 64, 3, 4, 1, Arch::sm_90a), false, {"64 per warpgroup"}},
+      {spec(b, w, 128, 256, 64, 2, 4, 1, Arch::sm_90a), false, {"128 accumulators"}},
   };
   for (const BadSpec& c : cases) {
     const std::string text = c.spec.to_string();
@@ -204,6 +218,22 @@ TEST(KernelSpec, SharedBytesCoverTheKernelsBuffers) {
           }
   const KernelSpec l = spec(DType::fp32, Variant::logits, 256, 8, 64, 4, 4, 1);
   EXPECT_GE(l.shared_bytes(), std::size_t(8) * (256 + 4) * 4);
+  // wgmma (templates/fused_wgmma.cuh): 1024 bytes of alignment slack, the
+  // stages, and at most 64 batch rows of staged logits at a time.
+  for (int tn : {8, 64, 128, 256}) {
+    const KernelSpec w = spec(DType::bf16, Variant::wgmma, 64, tn, 64, 3, 4, 1, Arch::sm_90a);
+    EXPECT_GE(w.shared_bytes(), 1024 + std::size_t(3) * (64 + tn) * 128 + std::size_t(std::min(tn, 64)) * (64 + 4) * 4);
+  }
+}
+
+// wgmma needs the arch-specific sm_90a target: the runtime compiles it for
+// sm_90a on an sm_90 device and leaves every other combination alone.
+TEST(KernelSpec, TargetArch) {
+  EXPECT_EQ(fs::target_arch(Variant::wgmma, Arch::sm_90), Arch::sm_90a);
+  EXPECT_EQ(fs::target_arch(Variant::wgmma, Arch::sm_90a), Arch::sm_90a);
+  EXPECT_EQ(fs::target_arch(Variant::wgmma, Arch::sm_80), Arch::sm_80);  // then validate() refuses it
+  EXPECT_EQ(fs::target_arch(Variant::mma_sync, Arch::sm_90), Arch::sm_90);
+  EXPECT_EQ(fs::target_arch(Variant::simt, Arch::sm_86), Arch::sm_86);
 }
 
 TEST(KernelSpec, DefaultSpecIsValidForEveryDTypeArchAndBatch) {

@@ -1,6 +1,7 @@
 // nvrtc_compile_test.cpp: every kernel variant renders and compiles with
 // NVRTC for each target arch, and the PTX assembles with the toolkit's ptxas
 // (a second, independent check of the generated code). No GPU needed.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -105,7 +106,13 @@ void check_compiled(const KernelSpec& spec) {
   // Both kernels the runtime looks up by name, unmangled (extern "C").
   EXPECT_TRUE(has_entry(k.ptx, "fs_fused_kernel")) << "no .entry fs_fused_kernel";
   EXPECT_TRUE(has_entry(k.ptx, "fs_reduce_kernel")) << "no .entry fs_reduce_kernel";
-  if (spec.variant == Variant::mma_sync) {
+  if (spec.variant == Variant::wgmma) {
+    // One warpgroup MMA of N = T_N per 64 vocabulary rows and k16 step.
+    const std::string op = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}", spec.tile_n,
+                                       spec.dtype == DType::bf16 ? "bf16.bf16" : "f16.f16");
+    EXPECT_NE(k.ptx.find(op), std::string::npos) << "no " << op;
+    EXPECT_EQ(k.ptx.find("mma.sync"), std::string::npos);
+  } else if (spec.variant == Variant::mma_sync) {
     EXPECT_NE(k.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
     EXPECT_NE(k.ptx.find(spec.dtype == DType::bf16 ? ".bf16.bf16" : ".f16.f16"), std::string::npos);
   } else {
@@ -135,6 +142,14 @@ std::vector<CompileCase> all_cases() {
   // The sampler half of the unfused pipeline (materialized fp32 logits), as
   // the runtime configures it.
   out.push_back({make_spec(DType::bf16, Variant::logits, Arch::sm_90a, 256, 8, 64, 4, 4, 1)});
+  // Hopper's warpgroup MMA (sm_90a only): the smallest and largest N, two
+  // 64-row blocks per warpgroup, two warpgroups.
+  for (DType d : {DType::bf16, DType::fp16}) {
+    out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 64, 8, 64, 4, 4, 1)});
+    out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 128, 64, 64, 3, 4, 1)});
+    out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 128, 24, 64, 4, 8, 1)});
+    out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 64, 256, 64, 3, 4, 1)});
+  }
   return out;
 }
 

@@ -1,0 +1,179 @@
+// search_space.cpp: the candidate kernel configs the tuner times for one
+// (dtype, arch, batch rows).
+//
+// 1. Grid: tile_v {32, 64, 128, 256} x tile_n {8, ..., 256} x tile_d {32, 64,
+//    128} x stages {2..6} x warps {1,2,4,8} x {1,2,4} x every variant except
+//    `logits` (enumerated from the Variant enum, so new variants join on their
+//    own).
+// 2. Pruning: KernelSpec::validate() (its exceptions mean "not a kernel we can
+//    build"), dynamic shared memory <= the opt-in limit, and tile_n within
+//    [min_tile_n(rows), max_tile_n(rows)] (tuner.hpp). On sm_90 a spec that
+//    only validates for sm_90a (an arch-specific variant) is kept as sm_90a.
+// 3. Ranking by estimated_cost(), a two-term roofline (below), then a cap:
+//    default_spec() first, then the best-ranked specs, at most two per
+//    (variant, tile_v, tile_n, tile_d) family in a first pass so the cap is
+//    not spent on pipeline depths of one tile shape, then the rest by rank.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "fusedsample/errors.hpp"
+#include "fusedsample/tuner.hpp"
+
+namespace fusedsample {
+namespace {
+
+constexpr int kTileV[] = {32, 64, 128, 256};
+constexpr int kTileN[] = {8, 16, 32, 64, 128, 256};
+constexpr int kTileD[] = {32, 64, 128};
+constexpr int kStages[] = {2, 3, 4, 5, 6};
+constexpr int kWarpsM[] = {1, 2, 4, 8};
+constexpr int kWarpsN[] = {1, 2, 4};
+
+// W bytes in flight per SM that keep DRAM busy: bandwidth x latency / SMs,
+// about 4.8 TB/s x 1 us / 132 on an H200 (A100: 2 TB/s x 1.5 us / 108).
+constexpr double kInflightTarget = 32.0 * 1024;
+// Sustained math per byte of DRAM bandwidth (flop/byte): tensor cores through
+// mma.sync on A100/H100-class parts, and the fp32 FMA pipes for simt.
+constexpr double kTensorBalance = 150;
+constexpr double kSimtBalance = 10;
+
+// Every Variant value that names itself and round-trips through the parser.
+std::vector<Variant> fused_variants() {
+  std::vector<Variant> out;
+  for (int i = 0; i < 32; ++i) {
+    const auto v = static_cast<Variant>(i);
+    const std::string_view name = to_string(v);
+    if (name == "?" || v == Variant::logits) continue;
+    try {
+      if (parse_variant(name) == v) out.push_back(v);
+    } catch (const Error&) {
+    }
+  }
+  return out;
+}
+
+bool validates(const KernelSpec& s) {
+  try {
+    s.validate();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// `s` as it should be tuned on `arch`, or nullopt if it cannot be built there.
+std::optional<KernelSpec> buildable(KernelSpec s, Arch arch) {
+  s.arch = arch;
+  if (validates(s)) return s;
+  if (arch == Arch::sm_90) {
+    s.arch = Arch::sm_90a;
+    if (validates(s)) return s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::size_t shared_memory_limit(Arch arch) {
+  switch (arch) {
+    case Arch::sm_80: return 163 * 1024;
+    case Arch::sm_86:
+    case Arch::sm_89: return 99 * 1024;
+    case Arch::sm_90:
+    case Arch::sm_90a: return 227 * 1024;
+  }
+  return 99 * 1024;
+}
+
+int max_tile_n(std::int64_t rows) { return int(std::clamp<std::int64_t>(2 * rows, 8, 256)); }
+
+int min_tile_n(std::int64_t rows) { return int(std::max<std::int64_t>(8, std::min<std::int64_t>(rows, 256) / 8)); }
+
+// Cost in units of "one pass over W at full bandwidth":
+//   memory  = passes / mlp: each batch tile streams W once (passes =
+//             ceil(rows / tile_n)); mlp = min(1, W bytes in flight per SM /
+//             kInflightTarget), in flight = resident blocks per SM x (stages
+//             - 1) x tile_v x tile_d x element size;
+//   compute = (2 x padded rows / element size) flop per W byte / balance,
+//             divided by the warp-tile efficiency e = m / (m + 256) (m = output
+//             elements per warp: small warp tiles reload more fragments);
+//   cost    = max(memory, compute) + 0.1 x min(...) (imperfect overlap)
+//             + 0.02 x shared bytes / limit (at equal cost, leave headroom).
+double estimated_cost(const KernelSpec& s, std::int64_t rows, std::size_t max_shared_bytes) {
+  const double esize = double(dtype_size(s.dtype));
+  const std::int64_t passes = (std::max<std::int64_t>(rows, 1) + s.tile_n - 1) / s.tile_n;
+  const double padded = double(passes * s.tile_n);
+  const double smem = double(s.shared_bytes());
+  const double limit = double(max_shared_bytes ? max_shared_bytes : shared_memory_limit(s.arch));
+  const int by_smem = int((limit + 1024) / (smem + 1024));
+  const int by_threads = 2048 / s.threads();
+  const int per_sm = std::max(1, std::min({by_smem, by_threads, 32}));
+  const double inflight = double(per_sm) * double(s.stages - 1) * s.tile_v * s.tile_d * esize;
+  const double memory = double(passes) / std::min(1.0, inflight / kInflightTarget);
+  const double balance = s.dtype == DType::fp32 ? kSimtBalance : kTensorBalance;
+  const double m = double(s.tile_v / s.warps_m) * double(s.tile_n / s.warps_n);
+  const double compute = (2.0 * padded / esize) / balance / (m / (m + 256.0));
+  return std::max(memory, compute) + 0.1 * std::min(memory, compute) + 0.02 * smem / limit;
+}
+
+std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, const SearchSpaceOptions& options) {
+  if (rows < 1) throw InvalidArgument(fmt::format("search_space: rows must be >= 1, got {}", rows));
+  if (options.max_candidates < 1)
+    throw InvalidArgument(fmt::format("search_space: max_candidates must be >= 1, got {}", options.max_candidates));
+  const std::size_t limit = options.max_shared_bytes ? options.max_shared_bytes : shared_memory_limit(arch);
+  const KernelSpec baseline = default_spec(dtype, arch, rows);
+  const int lo = min_tile_n(rows), hi = max_tile_n(rows);
+
+  std::vector<std::pair<double, KernelSpec>> ranked;
+  std::set<std::string> seen{baseline.to_string()};
+  for (Variant variant : fused_variants())
+    for (int tv : kTileV)
+      for (int tn : kTileN) {
+        if (tn < lo || tn > hi) continue;
+        for (int td : kTileD)
+          for (int st : kStages)
+            for (int wm : kWarpsM)
+              for (int wn : kWarpsN) {
+                KernelSpec s;
+                s.dtype = dtype;
+                s.variant = variant;
+                s.tile_v = tv;
+                s.tile_n = tn;
+                s.tile_d = td;
+                s.stages = st;
+                s.warps_m = wm;
+                s.warps_n = wn;
+                const auto ok = buildable(s, arch);
+                if (!ok || ok->shared_bytes() > limit || !seen.insert(ok->to_string()).second) continue;
+                ranked.emplace_back(estimated_cost(*ok, rows, limit), *ok);
+              }
+      }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return a.second.to_string() < b.second.to_string();
+  });
+
+  std::vector<KernelSpec> out{baseline};
+  const auto want = std::size_t(options.max_candidates);
+  std::map<std::tuple<int, int, int, int>, int> per_family;
+  std::vector<bool> taken(ranked.size(), false);
+  for (std::size_t i = 0; i < ranked.size() && out.size() < want; ++i) {
+    const KernelSpec& s = ranked[i].second;
+    int& n = per_family[{int(s.variant), s.tile_v, s.tile_n, s.tile_d}];
+    if (n >= 2) continue;
+    ++n;
+    taken[i] = true;
+    out.push_back(s);
+  }
+  for (std::size_t i = 0; i < ranked.size() && out.size() < want; ++i)
+    if (!taken[i]) out.push_back(ranked[i].second);
+  return out;
+}
+
+}  // namespace fusedsample

@@ -1,0 +1,36 @@
+// wgmma_emitter.cpp: one inline-asm wrapper per (dtype, N) wgmma shape. The
+// instruction names each of its n/2 accumulator registers, so the operand
+// list is generated rather than written out for all 32 shapes.
+#include "compiler/wgmma_emitter.hpp"
+
+#include <fmt/format.h>
+
+#include "fusedsample/errors.hpp"
+
+namespace fusedsample {
+
+std::string emit_wgmma_k16(DType dtype, int n) {
+  if (dtype == DType::fp32) throw Unsupported("wgmma needs bf16 or fp16 operands (fp32 uses simt)");
+  if (n < 8 || n > 256 || n % 8 != 0)
+    throw InvalidArgument(fmt::format("wgmma: N must be a multiple of 8 in [8, 256], got {}", n));
+  const int regs = n / 2;
+  const char* ab = dtype == DType::bf16 ? "bf16" : "f16";
+  std::string dlist, outs;
+  for (int i = 0; i < regs; ++i) {
+    dlist += fmt::format("{}%{}", i ? ", " : "", i);
+    outs += fmt::format("{}\"+f\"(acc[{}])", i ? ", " : "", i);
+  }
+  return fmt::format(
+      "// Generated: wgmma m64n{n}k16, fp32 += {ab} x {ab}, A and B K-major in shared memory.\n"
+      "__device__ __forceinline__ void fs_wgmma_k16(float (&acc)[{regs}], fs_u64 desc_a, fs_u64 desc_b) {{\n"
+      "  asm volatile(\n"
+      "      \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{one}, 0;\\n\"\n"
+      "      \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} {{{dlist}}}, %{da}, %{db}, p, 1, 1, 0, 0;\\n}}\\n\"\n"
+      "      : {outs}\n"
+      "      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1));\n"
+      "}}\n",
+      fmt::arg("n", n), fmt::arg("ab", ab), fmt::arg("regs", regs), fmt::arg("dlist", dlist),
+      fmt::arg("outs", outs), fmt::arg("da", regs), fmt::arg("db", regs + 1), fmt::arg("one", regs + 2));
+}
+
+}  // namespace fusedsample

@@ -1,0 +1,17 @@
+// wgmma_emitter.hpp: generates the inline-PTX wrapper of one wgmma
+// instruction shape, which templates/fused_wgmma.cuh calls as fs_wgmma_k16.
+#pragma once
+#include <string>
+
+#include "fusedsample/kernel_spec.hpp"
+
+namespace fusedsample {
+
+// CUDA C++ source of
+//   __device__ void fs_wgmma_k16(float (&acc)[n / 2], fs_u64 desc_a, fs_u64 desc_b)
+// issuing wgmma.mma_async m64{n}k16 with fp32 accumulation for bf16 or fp16,
+// both operands K-major in shared memory. Throws InvalidArgument for an n that
+// is not a multiple of 8 in [8, 256] and Unsupported for fp32.
+std::string emit_wgmma_k16(DType dtype, int n);
+
+}  // namespace fusedsample

@@ -1,0 +1,136 @@
+// tuner.hpp: the autotuner. For one LM-head shape (V, d, dtype) and a list of
+// batch buckets it enumerates candidate kernel configs (search_space), compiles
+// them all in parallel into the on-disk module cache, checks each on
+// exact-arithmetic inputs against the bucket's default config, times the
+// survivors on the GPU with CUDA events (L2 flushed between repetitions) and
+// records every timed config in the tuning database (<cache dir>/tuning.json).
+// docs/architecture.md ("Autotuning") describes the method.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fusedsample/kernel_spec.hpp"
+#include "fusedsample/tuning_db.hpp"
+
+namespace fusedsample {
+
+// ---------------------------------------------------------------------------
+// Search space (autotune/search_space.cpp)
+// ---------------------------------------------------------------------------
+
+// The largest dynamic shared memory one block may opt into on `arch`:
+// 227 KiB on sm_90/sm_90a, 163 KiB on sm_80, 99 KiB on sm_86/sm_89.
+std::size_t shared_memory_limit(Arch arch);
+
+struct SearchSpaceOptions {
+  // Specs needing more dynamic shared memory are pruned; 0: shared_memory_limit(arch).
+  std::size_t max_shared_bytes = 0;
+  // At most this many specs per bucket (>= 1), default_spec included.
+  int max_candidates = 24;
+};
+
+// The batch tile bounds the search keeps for `rows` rows:
+//   max: max(8, 2 * rows) (capped at 256) -- a tile much taller than the batch
+//        only multiplies zero rows;
+//   min: max(8, min(rows, 256) / 8) -- W is streamed once per batch tile, so a
+//        large batch in tiny tiles re-reads W up to 8 times and no more.
+int min_tile_n(std::int64_t rows);
+int max_tile_n(std::int64_t rows);
+
+// The heuristic cost (lower is better, in units of "one pass over W") used to
+// rank candidates before the cap. See search_space.cpp for the model.
+double estimated_cost(const KernelSpec& spec, std::int64_t rows, std::size_t max_shared_bytes);
+
+// Candidate specs for (dtype, arch, rows): a grid over tile_v {32..256},
+// tile_n {8..256}, tile_d {32, 64, 128}, stages {2..6}, warps {1,2,4,8}x{1,2,4}
+// and every variant but `logits`, pruned by KernelSpec::validate(), the shared
+// memory limit and the tile_n bounds, ranked by estimated_cost() and capped.
+// On sm_90 a variant that only validates for sm_90a is offered as sm_90a.
+// default_spec(dtype, arch, rows) always comes first. Throws InvalidArgument
+// for rows < 1 or max_candidates < 1.
+std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, const SearchSpaceOptions& options = {});
+
+// ---------------------------------------------------------------------------
+// Batch lists (autotune/batch_list.cpp)
+// ---------------------------------------------------------------------------
+
+// The rows a bucket is tuned at: 1, 2, 4, ..., 256, and 512 for ">256".
+std::int64_t bucket_rows(int bucket);
+// "1-256" -> every bucket from batch_bucket(1) to batch_bucket(256);
+// "1,8,64" -> those buckets; a plain "N" -> batch_bucket(N). Sorted, without
+// duplicates. Throws InvalidArgument naming the bad part.
+std::vector<int> parse_batch_list(std::string_view text);
+
+// ---------------------------------------------------------------------------
+// The tuner (autotune/tuner.cpp)
+// ---------------------------------------------------------------------------
+
+struct TuneOptions {
+  std::int64_t vocab = 0;   // V
+  std::int64_t hidden = 0;  // d
+  DType dtype = DType::bf16;
+  std::vector<int> buckets;  // batch_bucket() indices
+  int device = -1;           // CUDA ordinal; -1: current context's device (or 0)
+  int reps = 15;             // timed repetitions per config (median)
+  int warmup = 3;            // untimed calls before them
+  // Wall-clock budget of the whole run (compilation included), in seconds;
+  // <= 0: none. Once spent, no new candidate is timed; every bucket's default
+  // config is timed first, so each bucket still gets a result.
+  double budget_s = 600;
+  int max_candidates = 24;   // per bucket (SearchSpaceOptions::max_candidates)
+  bool save = true;          // merge the measurements into tuning_db_path()
+  // One line per event (compile progress, each candidate checked/timed).
+  std::function<void(const std::string& line)> progress;
+};
+
+enum class CandidateStatus {
+  timed,          // checked and timed: recorded
+  mismatch,       // its samples differ from the default config's: rejected
+  failed,         // did not compile, load or launch: rejected
+  over_budget,    // never timed: the budget ran out
+};
+std::string_view to_string(CandidateStatus);
+
+struct CandidateResult {
+  KernelSpec spec;
+  CandidateStatus status = CandidateStatus::over_budget;
+  double median_us = 0;  // timed only
+  int reps = 0;          // repetitions behind the median
+  std::string detail;    // why it was rejected
+};
+
+struct BucketResult {
+  int bucket = 0;
+  std::int64_t rows = 0;
+  KernelSpec default_spec;
+  std::vector<CandidateResult> candidates;  // default first, then by rank
+  const CandidateResult* best() const;      // fastest timed; nullptr if none
+  const CandidateResult* baseline() const;  // the default's result if timed
+  int count(CandidateStatus s) const;
+};
+
+struct TuneReport {
+  DeviceIdentity device;
+  Arch arch = Arch::sm_90;
+  double floor_us = 0;  // the stream-weights kernel reading W once
+  std::vector<BucketResult> buckets;
+  int compiled = 0;          // distinct candidates compiled (or loaded from the disk cache)
+  int compile_failures = 0;
+  double compile_s = 0, total_s = 0;
+  bool budget_exhausted = false;
+  TuningDb db;                                 // what was recorded
+  std::optional<std::filesystem::path> saved;  // where it was merged, if saved
+};
+
+// Runs the tuner. Throws InvalidArgument for bad options (before touching the
+// driver), NoGpu without a GPU, CudaError if the context breaks (after saving
+// what was measured).
+TuneReport tune(const TuneOptions& options);
+
+}  // namespace fusedsample

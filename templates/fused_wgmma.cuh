@@ -1,0 +1,122 @@
+// fused_wgmma.cuh: fused LM-head matmul + Gumbel-max for bf16/fp16 on
+// Hopper's warpgroup MMA (wgmma, sm_90a). W is the M operand (64 vocabulary
+// rows per instruction), H the N operand (the whole batch tile, N = T_N up to
+// 256), d the K dimension; both operands are read by the tensor cores straight
+// from shared memory through matrix descriptors, so no ldmatrix and no
+// register fragments for the operands.
+//
+// Stages of (T_V x 64) W and (T_N x 64) H are filled by the same cp.async
+// persistent pipeline as the mma.sync kernel; a 64-element (128-byte) stage
+// row with the 16-byte chunk c of row r stored at c ^ (r & 7) is exactly the
+// layout wgmma calls "K-major, 128-byte swizzle", as long as every tile starts
+// on a 1024-byte boundary. Each warpgroup owns FS_MI consecutive 64-row blocks
+// of the vocabulary tile.
+//
+// Prelude macros: FS_TV FS_TN FS_TD(=64) FS_STAGES FS_WARPS_M (multiple of 4)
+// FS_WARPS_N(=1), FS_DTYPE_BF16 / FS_DTYPE_F16, and the generated
+// fs_wgmma_k16(acc, desc_w, desc_h) for this T_N (compiler/wgmma_emitter.cpp).
+#pragma once
+#include "fs_params.cuh"
+#include "pipeline.cuh"
+#include "persistent_pipeline.cuh"
+
+#define FS_THREADS (32 * FS_WARPS_M)
+#define FS_GROUPS (FS_WARPS_M / 4)         // warpgroups
+#define FS_MI (FS_TV / (64 * FS_GROUPS))   // 64-row blocks per warpgroup
+#define FS_NACC (FS_TN / 2)                // fp32 accumulators per thread per 64-row block
+#define FS_CPR 8                           // 16-byte chunks per 128-byte stage row
+#define FS_LDL (FS_TV + 4)                 // row stride of the staged fp32 logit tile
+#define FS_EPI_N (FS_TN < 64 ? FS_TN : 64) // batch rows staged per epilogue pass
+
+static_assert(FS_TD == 64, "wgmma: T_d must be 64 (one 128-byte swizzle row)");
+static_assert(FS_WARPS_M % 4 == 0 && FS_WARPS_N == 1, "wgmma: whole warpgroups along the vocabulary");
+static_assert(FS_TV % (64 * FS_GROUPS) == 0, "wgmma: T_V must be a multiple of 64 per warpgroup");
+static_assert(FS_TN % 8 == 0 && FS_TN <= 256 && FS_TN % FS_EPI_N == 0, "wgmma: T_N must be a multiple of 8 up to 256");
+
+#include "epilogue.cuh"
+
+typedef fs_tile_loader<FS_TV, FS_CPR, FS_THREADS, 2, 128, true> fs_w_loader;
+typedef fs_tile_loader<FS_TN, FS_CPR, FS_THREADS, 2, 128, true> fs_h_loader;
+
+// Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups
+// 1024 bytes apart (stride byte offset), leading byte offset unused (1).
+__device__ __forceinline__ fs_u64 fs_wgmma_desc(unsigned smem_addr) {
+  fs_u64 d = (fs_u64)((smem_addr & 0x3FFFF) >> 4);
+  d |= (fs_u64)1 << 16;
+  d |= (fs_u64)(1024 >> 4) << 32;
+  d |= (fs_u64)1 << 62;
+  return d;
+}
+
+__device__ __forceinline__ void fs_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void fs_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void fs_wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Orders the cp.async (generic proxy) writes of a stage before the tensor
+// cores' (async proxy) reads of it.
+__device__ __forceinline__ void fs_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(const fs_fused_params p) {
+  extern __shared__ __align__(128) unsigned char fs_smem_raw[];
+  // wgmma's swizzle is anchored to 1024-byte boundaries (shared_bytes() adds
+  // the slack for this round-up).
+  const unsigned raw = fs_smem_addr(fs_smem_raw);
+  unsigned char* fs_smem = fs_smem_raw + (((raw + 1023u) & ~1023u) - raw);
+  fs_u16* Ws = reinterpret_cast<fs_u16*>(fs_smem);
+  fs_u16* Hs = Ws + FS_STAGES * FS_TV * FS_TD;
+  float* L = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // [FS_EPI_N][FS_LDL]
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int group = warp >> 2, wq = warp & 3;  // warpgroup, warp within it
+
+  float acc[FS_MI][FS_NACC];
+#pragma unroll
+  for (int i = 0; i < FS_MI; ++i)
+#pragma unroll
+    for (int j = 0; j < FS_NACC; ++j) acc[i][j] = 0.0f;
+
+  fs_operand_loader<fs_w_loader, fs_h_loader, FS_TV, FS_TN, FS_TD> loader;
+  auto load = [&](int st, int vtile, int ntile, int kt) {
+    loader.load(p, Ws + st * FS_TV * FS_TD, Hs + st * FS_TN * FS_TD, vtile, ntile, kt);
+  };
+
+  auto compute = [&](int st) {
+    fs_fence_proxy_async();
+    const unsigned w0 = fs_smem_addr(Ws + st * FS_TV * FS_TD + group * FS_MI * 64 * FS_TD);
+    const unsigned h0 = fs_smem_addr(Hs + st * FS_TN * FS_TD);
+    fs_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < FS_TD / 16; ++kk) {
+      const fs_u64 dh = fs_wgmma_desc(h0 + kk * 32);
+#pragma unroll
+      for (int mi = 0; mi < FS_MI; ++mi) fs_wgmma_k16(acc[mi], fs_wgmma_desc(w0 + mi * 64 * 128 + kk * 32), dh);
+    }
+    fs_wgmma_commit();
+    fs_wgmma_wait_all();
+  };
+
+  auto finish = [&](int vtile, int ntile) {
+    // Accumulator i of a 64-row block: row 16*wq + g (+8 if i&2), batch column
+    // 8*(i/4) + 2t + (i&1). Stage FS_EPI_N batch rows at a time as L[n][v].
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int c0 = 0; c0 < FS_TN; c0 += FS_EPI_N) {
+      if (c0 > 0) __syncthreads();  // the previous pass has read L
+#pragma unroll
+      for (int mi = 0; mi < FS_MI; ++mi) {
+        const int v = (group * FS_MI + mi) * 64 + wq * 16 + g;
+#pragma unroll
+        for (int j = c0 / 8; j < (c0 + FS_EPI_N) / 8; ++j) {
+          const int n = 8 * j + 2 * t - c0;
+          L[n * FS_LDL + v] = acc[mi][4 * j + 0];
+          L[(n + 1) * FS_LDL + v] = acc[mi][4 * j + 1];
+          L[n * FS_LDL + v + 8] = acc[mi][4 * j + 2];
+          L[(n + 1) * FS_LDL + v + 8] = acc[mi][4 * j + 3];
+          acc[mi][4 * j + 0] = acc[mi][4 * j + 1] = acc[mi][4 * j + 2] = acc[mi][4 * j + 3] = 0.0f;
+        }
+      }
+      __syncthreads();
+      fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN + c0, vtile);
+    }
+  };
+
+  fs_persistent_pipeline<FS_STAGES, FS_TN, FS_TD>(p, load, compute, finish);
+}
