@@ -123,6 +123,7 @@ void KernelSpec::validate() const {
         throw Unsupported(fmt::format("variant wgmma needs arch sm_90a (Hopper's arch-specific target), not {}",
                                       fusedsample::to_string(arch)));
       if (tile_d != 64) bad("wgmma: tile_d must be 64 (one 128-byte swizzled row per stage)");
+      if (stages < 3) bad("wgmma: stages must be >= 3 (one stage's MMAs stay in flight while the next loads)");
       if (warps_n != 1 || warps_m % 4 != 0) bad("wgmma: warps must be whole warpgroups along the vocabulary (w4x1, w8x1, ...)");
       if (tile_v % (16 * warps_m) != 0) bad("wgmma: tile_v must be a multiple of 64 per warpgroup");
       if ((tile_v / (16 * warps_m)) * tile_n / 2 > 128) bad("wgmma: more than 128 accumulators per thread");

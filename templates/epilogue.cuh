@@ -1,7 +1,8 @@
 // epilogue.cuh: Gumbel-max over one (T_N x T_V) tile of fp32 logits staged in
-// shared memory. One warp per batch row; each lane takes groups of four
-// consecutive vocabulary indices (one Philox call per group), keeps a running
-// (score, index) and the warp reduces it. Writes one partial per (sample, row).
+// shared memory. Each warp takes FS_EPI_R batch rows at a time; each lane
+// takes groups of four consecutive vocabulary indices (one Philox call per
+// group and row), keeps a running (score, index) per row and the warp reduces
+// them. Writes one partial per (sample, row).
 // Needs FS_TV, FS_TN, FS_THREADS, FS_LDL (row stride of the staged tile);
 // FS_EPI_N (default FS_TN) is the number of batch rows staged per call.
 #pragma once
@@ -29,44 +30,72 @@ __device__ __forceinline__ void fs_warp_argmax(float& best, int& bi) {
   }
 }
 
+// Rows per warp handled together: their Philox and log chains are
+// independent, so interleaving them hides the latency of each.
+#ifndef FS_EPI_R
+#define FS_EPI_WARPS (FS_THREADS / 32)
+#define FS_EPI_R (FS_EPI_N >= 4 * FS_EPI_WARPS ? 4 : FS_EPI_N >= 2 * FS_EPI_WARPS ? 2 : 1)
+#endif
+
 __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_params& p,
                                                  fs_i64 v0, fs_i64 n0, int vtile) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  for (int nl = warp; nl < FS_EPI_N; nl += FS_THREADS / 32) {
-    const fs_i64 n = n0 + nl;
-    if (n >= p.rows) break;
-    const float tau = fs_row_temperature(p.row, n);
-    const bool greedy = (tau == 0.0f);
-    const bool valid = fs_temperature_valid(tau);
-    const float inv_tau = (greedy || !valid) ? 1.0f : 1.0f / tau;
-    const fs_u64 seed = fs_row_seed(p.row, n);
-    const fs_u64 offset = fs_row_offset(p.row, n);
-    const float* row = L + nl * FS_LDL;
+  for (int nb = warp * FS_EPI_R; nb < FS_EPI_N; nb += (FS_THREADS / 32) * FS_EPI_R) {
+    bool exists[FS_EPI_R], valid[FS_EPI_R], greedy[FS_EPI_R];
+    float inv_tau[FS_EPI_R];
+    fs_u64 seed[FS_EPI_R], offset[FS_EPI_R];
+    const float* row[FS_EPI_R];
+#pragma unroll
+    for (int r = 0; r < FS_EPI_R; ++r) {
+      const int nl = nb + r;
+      const fs_i64 n = n0 + nl;
+      exists[r] = nl < FS_EPI_N && n < p.rows;
+      const float tau = exists[r] ? fs_row_temperature(p.row, n) : -1.0f;
+      greedy[r] = (tau == 0.0f);
+      valid[r] = fs_temperature_valid(tau);
+      inv_tau[r] = (greedy[r] || !valid[r]) ? 1.0f : 1.0f / tau;
+      seed[r] = exists[r] ? fs_row_seed(p.row, n) : 0;
+      offset[r] = exists[r] ? fs_row_offset(p.row, n) : 0;
+      row[r] = L + (nl < FS_EPI_N ? nl : 0) * FS_LDL;
+    }
     for (int s = 0; s < p.num_samples; ++s) {
-      float best = -__int_as_float(0x7f800000);  // -inf
-      int bi = FS_NO_INDEX;
-      if (valid) {
-        for (int g = lane; g < FS_TV / 4; g += 32) {
-          const fs_i64 v = v0 + 4 * g;
-          if (v >= p.vocab) break;
-          const float4 l4 = *reinterpret_cast<const float4*>(row + 4 * g);
+      float best[FS_EPI_R];
+      int bi[FS_EPI_R];
+#pragma unroll
+      for (int r = 0; r < FS_EPI_R; ++r) {
+        best[r] = -__int_as_float(0x7f800000);  // -inf
+        bi[r] = FS_NO_INDEX;
+      }
+      for (int g = lane; g < FS_TV / 4; g += 32) {
+        const fs_i64 v = v0 + 4 * g;
+        if (v >= p.vocab) break;
+#pragma unroll
+        for (int r = 0; r < FS_EPI_R; ++r) {
+          // Noise is drawn for every row (also greedy/invalid ones, then
+          // ignored) so the R chains stay branch-free and interleave.
+          const float4 l4 = *reinterpret_cast<const float4*>(row[r] + 4 * g);
           const float lv[4] = {l4.x, l4.y, l4.z, l4.w};
-          fs_philox_ctr r;
-          if (!greedy) r = fs_noise_block(seed, offset, (fs_u64)v, (fs_u32)s);
+          const fs_philox_ctr c = fs_noise_block(seed[r], offset[r], (fs_u64)v, (fs_u32)s);
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            if (v + j < p.vocab) {
-              const float sc = greedy ? lv[j] : FS_FMA(lv[j], inv_tau, fs_gumbel_from_bits(r.v[j]));
-              if (fs_better(sc, (int)(v + j), best, bi)) { best = sc; bi = (int)(v + j); }
+            const float sc = greedy[r] ? lv[j] : FS_FMA(lv[j], inv_tau[r], fs_gumbel_from_bits(c.v[j]));
+            if (valid[r] && v + j < p.vocab && fs_better(sc, (int)(v + j), best[r], bi[r])) {
+              best[r] = sc;
+              bi[r] = (int)(v + j);
             }
           }
         }
       }
-      fs_warp_argmax(best, bi);
+#pragma unroll
+      for (int r = 0; r < FS_EPI_R; ++r) fs_warp_argmax(best[r], bi[r]);
       if (lane == 0) {
-        const fs_i64 o = ((fs_i64)s * p.rows + n) * p.num_vtiles + vtile;
-        p.part_score[o] = best;
-        p.part_index[o] = bi;
+#pragma unroll
+        for (int r = 0; r < FS_EPI_R; ++r)
+          if (exists[r]) {
+            const fs_i64 o = ((fs_i64)s * p.rows + n0 + nb + r) * p.num_vtiles + vtile;
+            p.part_score[o] = best[r];
+            p.part_index[o] = bi[r];
+          }
       }
     }
   }

@@ -28,6 +28,7 @@
 #define FS_LDL (FS_TV + 4)                 // row stride of the staged fp32 logit tile
 #define FS_EPI_N (FS_TN < 64 ? FS_TN : 64) // batch rows staged per epilogue pass
 
+static_assert(FS_STAGES >= 3, "wgmma: at least 3 stages (one stage's MMAs stay in flight)");
 static_assert(FS_TD == 64, "wgmma: T_d must be 64 (one 128-byte swizzle row)");
 static_assert(FS_WARPS_M % 4 == 0 && FS_WARPS_N == 1, "wgmma: whole warpgroups along the vocabulary");
 static_assert(FS_TV % (64 * FS_GROUPS) == 0, "wgmma: T_V must be a multiple of 64 per warpgroup");
@@ -50,7 +51,8 @@ __device__ __forceinline__ fs_u64 fs_wgmma_desc(unsigned smem_addr) {
 
 __device__ __forceinline__ void fs_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void fs_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void fs_wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void fs_wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
 // Orders the cp.async (generic proxy) writes of a stage before the tensor
 // cores' (async proxy) reads of it.
 __device__ __forceinline__ void fs_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
@@ -90,12 +92,13 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
       for (int mi = 0; mi < FS_MI; ++mi) fs_wgmma_k16(acc[mi], fs_wgmma_desc(w0 + mi * 64 * 128 + kk * 32), dh);
     }
     fs_wgmma_commit();
-    fs_wgmma_wait_all();
+    fs_wgmma_wait<1>();  // the previous stage's MMAs are done: its buffer may be refilled
   };
 
   auto finish = [&](int vtile, int ntile) {
     // Accumulator i of a 64-row block: row 16*wq + g (+8 if i&2), batch column
     // 8*(i/4) + 2t + (i&1). Stage FS_EPI_N batch rows at a time as L[n][v].
+    fs_wgmma_wait<0>();
     const int g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int c0 = 0; c0 < FS_TN; c0 += FS_EPI_N) {
@@ -118,5 +121,5 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
     }
   };
 
-  fs_persistent_pipeline<FS_STAGES, FS_TN, FS_TD>(p, load, compute, finish);
+  fs_persistent_pipeline<FS_STAGES, FS_TN, FS_TD, 1>(p, load, compute, finish);
 }

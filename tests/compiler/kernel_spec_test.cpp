@@ -186,7 +186,8 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, w, 128, 64, 32, 3, 4, 1, Arch::sm_90a), false, {"tile_d"}},
       {spec(b, w, 128, 64, 64, 3, 2, 2, Arch::sm_90a), false, {"warpgroups"}},
       {spec(b, w, 96, 64, 64, 3, 4, 1, Arch::sm_90a), false, {"64 per warpgroup"}},
-      {spec(b, w, 128, 256, 64, 2, 4, 1, Arch::sm_90a), false, {"128 accumulators"}},
+      {spec(b, w, 128, 256, 64, 3, 4, 1, Arch::sm_90a), false, {"128 accumulators"}},
+      {spec(b, w, 128, 64, 64, 2, 4, 1, Arch::sm_90a), false, {"stages"}},
   };
   for (const BadSpec& c : cases) {
     const std::string text = c.spec.to_string();
