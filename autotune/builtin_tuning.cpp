@@ -23,18 +23,17 @@ constexpr const char* kMeasured = "2026-11-21T00:00:00Z";
 
 // Buckets: 0..3 = rows 1..8, 4 = 16, 5 = 32, 6 = 64, 7 = 128, 8 = 256.
 constexpr BuiltinRow kRows[] = {
-    // H200, bf16, V=151936, d=4096 (measured 2026-11-21)
-    {"NVIDIA H200", 132, 9, 0, DType::bf16, 151936, 4096, 0, 3, "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1"},
-    {"NVIDIA H200", 132, 9, 0, DType::bf16, 151936, 4096, 4, 4, "bf16 sm_90 mma_sync tv128 tn16 td128 s3 w8x1"},
-    {"NVIDIA H200", 132, 9, 0, DType::bf16, 151936, 4096, 5, 5, "bf16 sm_90 mma_sync tv128 tn32 td64 s4 w4x2"},
-    {"NVIDIA H200", 132, 9, 0, DType::bf16, 151936, 4096, 6, 6, "bf16 sm_90 mma_sync tv128 tn64 td128 s2 w4x2"},
-    {"NVIDIA H200", 132, 9, 0, DType::bf16, 151936, 4096, 7, 8, "bf16 sm_90 mma_sync tv128 tn64 td64 s2 w4x2"},
-    // H200, bf16, V=128256, d=8192 (measured 2026-11-21)
-    {"NVIDIA H200", 132, 9, 0, DType::bf16, 128256, 8192, 0, 3, "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1"},
-    {"NVIDIA H200", 132, 9, 0, DType::bf16, 128256, 8192, 4, 4, "bf16 sm_90 mma_sync tv128 tn16 td128 s3 w8x1"},
-    {"NVIDIA H200", 132, 9, 0, DType::bf16, 128256, 8192, 5, 5, "bf16 sm_90 mma_sync tv128 tn32 td64 s4 w4x2"},
-    {"NVIDIA H200", 132, 9, 0, DType::bf16, 128256, 8192, 6, 6, "bf16 sm_90 mma_sync tv256 tn64 td64 s3 w4x2"},
-    {"NVIDIA H200", 132, 9, 0, DType::bf16, 128256, 8192, 7, 8, "bf16 sm_90 mma_sync tv128 tn64 td64 s2 w4x2"},
+    // H200, bf16 (wgmma sweep of 2026-11-21, bench/results/2026-11-21-h200-wgmma.md)
+    {"NVIDIA H200", 132, 9, 0, DType::bf16, 151936, 4096, 0, 3, "bf16 sm_90a wgmma tv64 tn8 td64 s6 w4x1"},
+    {"NVIDIA H200", 132, 9, 0, DType::bf16, 151936, 4096, 4, 4, "bf16 sm_90a wgmma tv128 tn16 td64 s4 w8x1"},
+    {"NVIDIA H200", 132, 9, 0, DType::bf16, 151936, 4096, 5, 5, "bf16 sm_90a wgmma tv128 tn32 td64 s4 w8x1"},
+    {"NVIDIA H200", 132, 9, 0, DType::bf16, 151936, 4096, 6, 7, "bf16 sm_90a wgmma tv128 tn64 td64 s3 w8x1"},
+    {"NVIDIA H200", 132, 9, 0, DType::bf16, 151936, 4096, 8, 8, "bf16 sm_90a wgmma tv256 tn128 td64 s3 w8x1"},
+    {"NVIDIA H200", 132, 9, 0, DType::bf16, 128256, 8192, 0, 4, "bf16 sm_90a wgmma tv128 tn16 td64 s4 w8x1"},
+    {"NVIDIA H200", 132, 9, 0, DType::bf16, 128256, 8192, 5, 5, "bf16 sm_90a wgmma tv128 tn32 td64 s4 w8x1"},
+    {"NVIDIA H200", 132, 9, 0, DType::bf16, 128256, 8192, 6, 6, "bf16 sm_90a wgmma tv128 tn64 td64 s3 w8x1"},
+    {"NVIDIA H200", 132, 9, 0, DType::bf16, 128256, 8192, 7, 7, "bf16 sm_90a wgmma tv256 tn128 td64 s3 w8x1"},
+    {"NVIDIA H200", 132, 9, 0, DType::bf16, 128256, 8192, 8, 8, "bf16 sm_90a wgmma tv128 tn128 td64 s4 w8x1"},
 };
 
 }  // namespace

@@ -123,7 +123,6 @@ void KernelSpec::validate() const {
         throw Unsupported(fmt::format("variant wgmma needs arch sm_90a (Hopper's arch-specific target), not {}",
                                       fusedsample::to_string(arch)));
       if (tile_d != 64) bad("wgmma: tile_d must be 64 (one 128-byte swizzled row per stage)");
-      if (stages < 3) bad("wgmma: stages must be >= 3 (one stage's MMAs stay in flight while the next loads)");
       if (warps_n != 1 || warps_m % 4 != 0) bad("wgmma: warps must be whole warpgroups along the vocabulary (w4x1, w8x1, ...)");
       if (tile_v % (16 * warps_m) != 0) bad("wgmma: tile_v must be a multiple of 64 per warpgroup");
       if ((tile_v / (16 * warps_m)) * tile_n / 2 > 128) bad("wgmma: more than 128 accumulators per thread");
@@ -169,7 +168,7 @@ KernelSpec KernelSpec::parse(std::string_view text) {
   return s;
 }
 
-KernelSpec default_spec(DType dtype, Arch arch, std::int64_t rows) {
+KernelSpec portable_default_spec(DType dtype, Arch arch, std::int64_t rows) {
   KernelSpec s;
   s.dtype = dtype;
   s.arch = arch;
@@ -211,6 +210,30 @@ KernelSpec default_spec(DType dtype, Arch arch, std::int64_t rows) {
     s.stages = 3;
     s.warps_m = 4;
     s.warps_n = 2;
+  }
+  return s;
+}
+
+KernelSpec default_spec(DType dtype, Arch arch, std::int64_t rows) {
+  if (dtype == DType::fp32 || (arch != Arch::sm_90 && arch != Arch::sm_90a)) return portable_default_spec(dtype, arch, rows);
+  // Hopper: the wgmma variant, measured faster than mma_sync at every batch
+  // size on an H200 (BENCHMARKS.md, wgmma sweep of 2026-11-21).
+  KernelSpec s;
+  s.dtype = dtype;
+  s.arch = Arch::sm_90a;
+  s.variant = Variant::wgmma;
+  s.tile_d = 64;
+  s.warps_n = 1;
+  if (rows <= 8) {
+    s.tile_v = 128, s.tile_n = 8, s.stages = 6, s.warps_m = 4;
+  } else if (rows <= 16) {
+    s.tile_v = 128, s.tile_n = 16, s.stages = 4, s.warps_m = 8;
+  } else if (rows <= 32) {
+    s.tile_v = 128, s.tile_n = 32, s.stages = 4, s.warps_m = 8;
+  } else if (rows <= 64) {
+    s.tile_v = 128, s.tile_n = 64, s.stages = 3, s.warps_m = 8;
+  } else {
+    s.tile_v = 256, s.tile_n = 128, s.stages = 3, s.warps_m = 8;
   }
   return s;
 }

@@ -73,6 +73,10 @@ struct Sampler::Impl {
     }
     if (s.arch != Arch::sm_90a) s.arch = ctx.arch();
     s.arch = target_arch(s.variant, s.arch);
+    // An sm_90a binary runs on compute capability 9.0 only; a newer GPU
+    // (which gets sm_90 PTX) falls back to the portable variants.
+    if (s.arch == Arch::sm_90a && !(ctx.cc_major() == 9 && ctx.cc_minor() == 0) && !options.spec)
+      s = portable_default_spec(options.dtype, ctx.arch(), rows);
     return s;
   }
 

@@ -28,7 +28,11 @@
 #define FS_LDL (FS_TV + 4)                 // row stride of the staged fp32 logit tile
 #define FS_EPI_N (FS_TN < 64 ? FS_TN : 64) // batch rows staged per epilogue pass
 
-static_assert(FS_STAGES >= 3, "wgmma: at least 3 stages (one stage's MMAs stay in flight)");
+// With 4+ stages one stage's MMAs stay in flight while the next stage is
+// issued (loads then run STAGES-2 stages ahead); with 2-3 stages every
+// stage's MMAs complete before the next iteration, so loads run STAGES-1
+// ahead. Measured: bytes in flight matter more than MMA overlap at 3 stages.
+#define FS_WGMMA_LAG (FS_STAGES >= 4 ? 1 : 0)
 static_assert(FS_TD == 64, "wgmma: T_d must be 64 (one 128-byte swizzle row)");
 static_assert(FS_WARPS_M % 4 == 0 && FS_WARPS_N == 1, "wgmma: whole warpgroups along the vocabulary");
 static_assert(FS_TV % (64 * FS_GROUPS) == 0, "wgmma: T_V must be a multiple of 64 per warpgroup");
@@ -92,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
       for (int mi = 0; mi < FS_MI; ++mi) fs_wgmma_k16(acc[mi], fs_wgmma_desc(w0 + mi * 64 * 128 + kk * 32), dh);
     }
     fs_wgmma_commit();
-    fs_wgmma_wait<1>();  // the previous stage's MMAs are done: its buffer may be refilled
+    fs_wgmma_wait<FS_WGMMA_LAG>();  // older stages' MMAs are done: their buffers may be refilled
   };
 
   auto finish = [&](int vtile, int ntile) {
@@ -121,5 +125,5 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
     }
   };
 
-  fs_persistent_pipeline<FS_STAGES, FS_TN, FS_TD, 1>(p, load, compute, finish);
+  fs_persistent_pipeline<FS_STAGES, FS_TN, FS_TD, FS_WGMMA_LAG>(p, load, compute, finish);
 }

@@ -53,7 +53,11 @@ struct KernelSpec {
 // The default variant for a dtype: mma_sync for bf16/fp16, simt for fp32.
 Variant default_variant(DType);
 
-// The built-in heuristic spec for (dtype, arch, batch rows).
+// The built-in heuristic spec for (dtype, arch, batch rows). On sm_90/sm_90a
+// (Hopper) bf16/fp16 get the wgmma variant with arch sm_90a.
 KernelSpec default_spec(DType, Arch, std::int64_t rows);
+// The same without arch-specific variants (mma_sync / simt): for GPUs that
+// cannot run an sm_90a binary, e.g. newer GPUs running PTX compiled for sm_90.
+KernelSpec portable_default_spec(DType, Arch, std::int64_t rows);
 
 }  // namespace fusedsample

@@ -151,14 +151,13 @@ TEST(TuningDb, BuiltinH200TableMatchesTheSweep) {
   };
   for (std::int64_t V : {151936, 128256}) {
     const std::int64_t d = V == 151936 ? 4096 : 8192;
-    for (std::int64_t rows : {1, 3, 8}) EXPECT_EQ(spec(V, d, rows), "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1");
-    EXPECT_EQ(spec(V, d, 16), "bf16 sm_90 mma_sync tv128 tn16 td128 s3 w8x1");
-    EXPECT_EQ(spec(V, d, 17), "bf16 sm_90 mma_sync tv128 tn32 td64 s4 w4x2");
-    EXPECT_EQ(spec(V, d, 128), "bf16 sm_90 mma_sync tv128 tn64 td64 s2 w4x2");
-    EXPECT_EQ(spec(V, d, 256), "bf16 sm_90 mma_sync tv128 tn64 td64 s2 w4x2");
+    EXPECT_EQ(spec(V, d, 16), "bf16 sm_90a wgmma tv128 tn16 td64 s4 w8x1");
+    EXPECT_EQ(spec(V, d, 17), "bf16 sm_90a wgmma tv128 tn32 td64 s4 w8x1");
+    EXPECT_EQ(spec(V, d, 64), "bf16 sm_90a wgmma tv128 tn64 td64 s3 w8x1");
   }
-  EXPECT_EQ(spec(151936, 4096, 64), "bf16 sm_90 mma_sync tv128 tn64 td128 s2 w4x2");
-  EXPECT_EQ(spec(128256, 8192, 64), "bf16 sm_90 mma_sync tv256 tn64 td64 s3 w4x2");
+  for (std::int64_t rows : {1, 3, 8}) EXPECT_EQ(spec(151936, 4096, rows), "bf16 sm_90a wgmma tv64 tn8 td64 s6 w4x1");
+  EXPECT_EQ(spec(128256, 8192, 8), "bf16 sm_90a wgmma tv128 tn16 td64 s4 w8x1");
+  EXPECT_EQ(spec(151936, 4096, 256), "bf16 sm_90a wgmma tv256 tn128 td64 s3 w8x1");
   for (const auto& e : fs::builtin_tuning_db().entries())
     for (const auto& m : e.configs) EXPECT_NO_THROW(fs::KernelSpec::parse(m.spec).validate()) << m.spec;
   // No measurement above 256 rows: default.

@@ -187,7 +187,6 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, w, 128, 64, 64, 3, 2, 2, Arch::sm_90a), false, {"warpgroups"}},
       {spec(b, w, 96, 64, 64, 3, 4, 1, Arch::sm_90a), false, {"64 per warpgroup"}},
       {spec(b, w, 128, 256, 64, 3, 4, 1, Arch::sm_90a), false, {"128 accumulators"}},
-      {spec(b, w, 128, 64, 64, 2, 4, 1, Arch::sm_90a), false, {"stages"}},
   };
   for (const BadSpec& c : cases) {
     const std::string text = c.spec.to_string();
@@ -245,8 +244,13 @@ TEST(KernelSpec, DefaultSpecIsValidForEveryDTypeArchAndBatch) {
         ASSERT_NO_THROW(s.validate()) << fs::to_string(d) << " " << fs::to_string(a) << " rows " << rows << ": "
                                       << s.to_string();
         ASSERT_EQ(s.dtype, d);
-        ASSERT_EQ(s.arch, a);
-        ASSERT_EQ(s.variant, fs::default_variant(d));
+        const bool hopper = (a == Arch::sm_90 || a == Arch::sm_90a) && d != DType::fp32;
+        ASSERT_EQ(s.variant, hopper ? Variant::wgmma : fs::default_variant(d));
+        ASSERT_EQ(s.arch, fs::target_arch(s.variant, a));
+        const KernelSpec p = fs::portable_default_spec(d, a, rows);
+        ASSERT_NO_THROW(p.validate()) << p.to_string();
+        ASSERT_EQ(p.variant, fs::default_variant(d));
+        ASSERT_EQ(p.arch, a);
         ASSERT_LE(s.shared_bytes(), 227u * 1024u);
       }
   // Larger batches never get a smaller batch tile.
