@@ -7,8 +7,8 @@
 //    own).
 // 2. Pruning: KernelSpec::validate() (its exceptions mean "not a kernel we can
 //    build"), dynamic shared memory <= the opt-in limit, and tile_n within
-//    [min_tile_n(rows), max_tile_n(rows)] (tuner.hpp). On sm_90 a spec that
-//    only validates for sm_90a (an arch-specific variant) is kept as sm_90a.
+//    [min_tile_n(rows), max_tile_n(rows)] (tuner.hpp). Each spec's arch is
+//    target_arch(variant, arch), as the Sampler compiles it (wgmma: sm_90a).
 // 3. Ranking by estimated_cost(), a two-term roofline (below), then a cap:
 //    default_spec() first, then the best-ranked specs, at most two per
 //    (variant, tile_v, tile_n, tile_d) family in a first pass so the cap is
@@ -35,13 +35,15 @@ constexpr int kStages[] = {2, 3, 4, 5, 6};
 constexpr int kWarpsM[] = {1, 2, 4, 8};
 constexpr int kWarpsN[] = {1, 2, 4};
 
-// W bytes in flight per SM that keep DRAM busy: bandwidth x latency / SMs,
-// about 4.8 TB/s x 1 us / 132 on an H200 (A100: 2 TB/s x 1.5 us / 108).
-constexpr double kInflightTarget = 32.0 * 1024;
+// W bytes in flight per SM that keep DRAM busy: bandwidth x loaded latency /
+// SMs, about 4.8 TB/s x 1.3 us / 132 on an H200 (A100: 2 TB/s x 2 us / 108).
+constexpr double kInflightTarget = 48.0 * 1024;
 // Sustained math per byte of DRAM bandwidth (flop/byte): tensor cores through
 // mma.sync on A100/H100-class parts, and the fp32 FMA pipes for simt.
 constexpr double kTensorBalance = 150;
 constexpr double kSimtBalance = 10;
+// A re-read of W that hits L2, relative to a DRAM pass (L2 has ~3x DRAM's bandwidth).
+constexpr double kL2Reread = 0.3;
 
 // Every Variant value that names itself and round-trips through the parser.
 std::vector<Variant> fused_variants() {
@@ -58,24 +60,16 @@ std::vector<Variant> fused_variants() {
   return out;
 }
 
-bool validates(const KernelSpec& s) {
-  try {
-    s.validate();
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
-
-// `s` as it should be tuned on `arch`, or nullopt if it cannot be built there.
+// `s` compiled for what a device of `arch` runs it as (target_arch: sm_90a
+// for wgmma on sm_90), or nullopt if it cannot be built there.
 std::optional<KernelSpec> buildable(KernelSpec s, Arch arch) {
-  s.arch = arch;
-  if (validates(s)) return s;
-  if (arch == Arch::sm_90) {
-    s.arch = Arch::sm_90a;
-    if (validates(s)) return s;
+  try {
+    s.arch = target_arch(s.variant, arch);
+    s.validate();
+    return s;
+  } catch (const Error&) {
+    return std::nullopt;
   }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -95,14 +89,26 @@ int max_tile_n(std::int64_t rows) { return int(std::clamp<std::int64_t>(2 * rows
 
 int min_tile_n(std::int64_t rows) { return int(std::max<std::int64_t>(8, std::min<std::int64_t>(rows, 256) / 8)); }
 
-// Cost in units of "one pass over W at full bandwidth":
-//   memory  = passes / mlp: each batch tile streams W once (passes =
-//             ceil(rows / tile_n)); mlp = min(1, W bytes in flight per SM /
-//             kInflightTarget), in flight = resident blocks per SM x (stages
-//             - 1) x tile_v x tile_d x element size;
+// Cost in units of "one pass over W at full DRAM bandwidth":
+//   memory  = traffic / (mlp x segment x stage), where
+//     traffic = 1 + kL2Reread x (passes - 1): every batch tile (passes =
+//               ceil(rows / tile_n)) reads all of W, but the batch tiles of one
+//               W tile run side by side, so only the first read comes from DRAM
+//               and the others mostly from L2;
+//     mlp     = min(1, F / kInflightTarget), F = W bytes in flight per SM =
+//               resident blocks per SM x (stages - 1) x tile_v x tile_d x
+//               element size, resident blocks limited by shared memory and
+//               threads; times 1 + 0.05 x (1 - min(1, F / (2 x target))): some
+//               slack beyond the target absorbs latency jitter;
+//     segment = 1 - 0.05 s (s + 1) / 2 with s = log2(256 B / (tile_d x element
+//               size)) >= 0: short row segments per stage use DRAM lines and
+//               cp.async worse (256 B: 1, 128 B: 0.95, 64 B: 0.85, 32 B: 0.7);
+//     stage   = B / (B + 1 KiB), B = W bytes per stage: the fixed cost of a
+//               pipeline step (wait + barrier) per byte moved;
 //   compute = (2 x padded rows / element size) flop per W byte / balance,
-//             divided by the warp-tile efficiency e = m / (m + 256) (m = output
-//             elements per warp: small warp tiles reload more fragments);
+//             divided by the warp-tile efficiency m / (m + 256) (m = outputs
+//             per warp: small warp tiles reload more fragments) and by
+//             min(1, resident warps per SM / 8) (too few warps to issue);
 //   cost    = max(memory, compute) + 0.1 x min(...) (imperfect overlap)
 //             + 0.02 x shared bytes / limit (at equal cost, leave headroom).
 double estimated_cost(const KernelSpec& s, std::int64_t rows, std::size_t max_shared_bytes) {
@@ -114,11 +120,21 @@ double estimated_cost(const KernelSpec& s, std::int64_t rows, std::size_t max_sh
   const int by_smem = int((limit + 1024) / (smem + 1024));
   const int by_threads = 2048 / s.threads();
   const int per_sm = std::max(1, std::min({by_smem, by_threads, 32}));
-  const double inflight = double(per_sm) * double(s.stages - 1) * s.tile_v * s.tile_d * esize;
-  const double memory = double(passes) / std::min(1.0, inflight / kInflightTarget);
+
+  const double traffic = 1.0 + kL2Reread * double(passes - 1);
+  const double stage_bytes = double(s.tile_v) * s.tile_d * esize;
+  const double inflight = double(per_sm) * double(s.stages - 1) * stage_bytes;
+  const double mlp = std::min(1.0, inflight / kInflightTarget) /
+                     (1.0 + 0.05 * (1.0 - std::min(1.0, inflight / (2.0 * kInflightTarget))));
+  const double steps = std::max(0.0, std::log2(256.0 / (s.tile_d * esize)));
+  const double segment = std::max(0.3, 1.0 - 0.05 * steps * (steps + 1.0) / 2.0);
+  const double stage = stage_bytes / (stage_bytes + 1024.0);
+  const double memory = traffic / (mlp * segment * stage);
+
   const double balance = s.dtype == DType::fp32 ? kSimtBalance : kTensorBalance;
   const double m = double(s.tile_v / s.warps_m) * double(s.tile_n / s.warps_n);
-  const double compute = (2.0 * padded / esize) / balance / (m / (m + 256.0));
+  const double warps = std::min(1.0, double(per_sm * s.warps_m * s.warps_n) / 8.0);
+  const double compute = (2.0 * padded / esize) / balance / (m / (m + 256.0)) / warps;
   return std::max(memory, compute) + 0.1 * std::min(memory, compute) + 0.02 * smem / limit;
 }
 

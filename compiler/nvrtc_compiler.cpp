@@ -11,6 +11,26 @@
 namespace fusedsample {
 namespace {
 
+// ptxas -v reports "Compile time = N ms" per kernel: drop it, so the same
+// source always yields the same module (and the same disk-cache file).
+std::string without_timing_lines(const std::string& log) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::size_t end = log.find('\n', pos);
+    if (end == std::string::npos) end = log.size();
+    const std::string_view line(log.data() + pos, end - pos);
+    if (line.find("Compile time =") == std::string_view::npos) {
+      out.append(line);
+      out += '\n';
+    }
+    pos = end + 1;
+  }
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
@@ -64,6 +84,7 @@ CompiledKernel compile_uncached(const RenderedKernel& r) {
   std::string log(log_size, '\0');
   if (log_size) nvrtcGetProgramLog(*prog, log.data());
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  log = without_timing_lines(log);
   if (res != NVRTC_SUCCESS) throw fail("compilation", res, log);
 
   CompiledKernel out;

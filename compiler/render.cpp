@@ -53,6 +53,7 @@ RenderedKernel render_kernel(const KernelSpec& spec) {
       "--fmad=true",
       "--extra-device-vectorization",
       "-DFS_GENERATED=1",
+      "--ptxas-options=-v",  // registers, spills and shared memory into the log (kernel_resources())
   };
   return r;
 }

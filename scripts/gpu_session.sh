@@ -5,6 +5,8 @@
 #   scripts/gpu_session.sh tests        GPU tests only
 #   scripts/gpu_session.sh bench [ARGS] benchmark (ARGS go to fusedsample_bench)
 #   scripts/gpu_session.sh all          both
+#   scripts/gpu_session.sh tune [ARGS]  fusedsample tune (ARGS go to it); tuning.json exported to $OUT
+#   scripts/gpu_session.sh overhead [ARGS] host overhead of the JIT path (fusedsample_overhead)
 set -uo pipefail
 OUT=${OUT:-/tmp/fs-out}
 mkdir -p "$OUT"
@@ -24,6 +26,15 @@ fi
 if [[ $what == bench || $what == all ]]; then
   ./build/fusedsample_bench --fs_table="$OUT/bench_table.md" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
     --benchmark_counters_tabular=true "$@" 2>&1 | tee "$OUT/bench.txt" | tail -n 40
+  rc=$(( rc | PIPESTATUS[0] ))
+fi
+if [[ $what == tune ]]; then
+  ./build/fusedsample tune "$@" 2> >(tee "$OUT/tune_progress.txt" >&2) | tee "$OUT/tune_table.md"
+  rc=$(( rc | PIPESTATUS[0] ))
+  ./build/fusedsample export -o "$OUT/tuning.json"
+fi
+if [[ $what == overhead ]]; then
+  ./build/fusedsample_overhead "$@" 2>&1 | tee "$OUT/overhead.md"
   rc=$(( rc | PIPESTATUS[0] ))
 fi
 exit $rc

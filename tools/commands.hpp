@@ -13,5 +13,6 @@ int cmd_compile(const std::vector<std::string>& args);  // cmd_compile.cpp
 int cmd_demo(const std::vector<std::string>& args);     // cmd_demo.cpp
 int cmd_export(const std::vector<std::string>& args);   // cmd_tuning.cpp
 int cmd_import(const std::vector<std::string>& args);   // cmd_tuning.cpp
+int cmd_tune(const std::vector<std::string>& args);     // cmd_tune.cpp
 
 }  // namespace fusedsample::cli

@@ -28,6 +28,7 @@ constexpr const char* kHelp =
     "  demo       sample from a random LM head, check against the CPU reference, time it\n"
     "  export     write tuned configs as versioned JSON\n"
     "  import     validate a JSON file of tuned configs and merge it into the database\n"
+    "  tune       search kernel configs for one LM-head shape on this GPU and record them\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help (or `fusedsample <command> --help`)\n"
@@ -60,11 +61,12 @@ int main(int argc, char** argv) {
     if (command == "demo") return fusedsample::cli::cmd_demo(rest);
     if (command == "export") return fusedsample::cli::cmd_export(rest);
     if (command == "import") return fusedsample::cli::cmd_import(rest);
+    if (command == "tune") return fusedsample::cli::cmd_tune(rest);
     throw fusedsample::cli::UsageError(
-        fmt::format("unknown command '{}' (commands: info, compile, demo, export, import; see fusedsample --help)", command));
+        fmt::format("unknown command '{}' (commands: info, compile, demo, export, import, tune; see fusedsample --help)", command));
   } catch (const fusedsample::cli::UsageError& e) {
     const bool known = command == "info" || command == "compile" || command == "demo" || command == "export" ||
-                       command == "import";
+                       command == "import" || command == "tune";
     const std::string who = known ? "fusedsample " + command : "fusedsample";
     fmt::print(stderr, "{}: {}\nrun '{} --help' for usage\n", who, e.what(), who);
     return kExitUsage;

@@ -2,6 +2,7 @@
 // and compiles it with NVRTC. Works without a GPU or driver.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,16 @@ CompiledKernel compile_uncached(const RenderedKernel& rendered);
 // The key of a rendered kernel: XXH3-128 over source, options, arch, NVRTC
 // version and generator version, as 32 hex digits.
 std::string kernel_cache_key(const RenderedKernel& rendered);
+
+// What ptxas reported for one kernel of a compiled module (from the log of
+// --ptxas-options=-v); nullopt if the log does not name the kernel.
+struct KernelResources {
+  int registers = 0;
+  int stack_bytes = 0;
+  int spill_store_bytes = 0, spill_load_bytes = 0;
+  int shared_static_bytes = 0;  // the dynamic part is KernelSpec::shared_bytes()
+};
+std::optional<KernelResources> kernel_resources(const CompiledKernel& k, const std::string& kernel = "fs_fused_kernel");
 
 // Names and contents of the templates embedded at build time.
 struct EmbeddedFile {

@@ -68,7 +68,7 @@ std::int64_t bucket_rows(int bucket);
 std::vector<int> parse_batch_list(std::string_view text);
 
 // ---------------------------------------------------------------------------
-// The tuner (autotune/tuner.cpp)
+// The tuner (autotune/tuner.cpp; result types in autotune/tune_report.cpp)
 // ---------------------------------------------------------------------------
 
 struct TuneOptions {

@@ -422,3 +422,28 @@ TEST(NvrtcMemo, ConcurrentRequestsShareOneCompile) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------ resources
+
+// The resource report (ptxas -v in the NVRTC log) names every kernel, and the
+// specs the library ships (default_spec for each batch bucket, Hopper and
+// Ampere) use no local memory: no spills, no stack frame.
+TEST(KernelResources, ShippedSpecsDoNotSpill) {
+  for (Arch a : {Arch::sm_90, Arch::sm_80})
+    for (std::int64_t rows : {1, 16, 32, 64, 128}) {
+      const KernelSpec s = fs::default_spec(DType::bf16, a, rows);
+      SCOPED_TRACE(s.to_string());
+      const auto k = fs::compile_kernel(s);
+      for (const char* name : {"fs_fused_kernel", "fs_reduce_kernel"}) {
+        const auto r = fs::kernel_resources(*k, name);
+        ASSERT_TRUE(r.has_value()) << "no ptxas report for " << name << " in:\n" << k->log;
+        EXPECT_GT(r->registers, 0);
+        EXPECT_LE(r->registers, 255);
+        EXPECT_EQ(r->spill_store_bytes, 0) << name;
+        EXPECT_EQ(r->spill_load_bytes, 0) << name;
+        EXPECT_EQ(r->stack_bytes, 0) << name;
+      }
+    }
+  // A kernel the module does not contain has no report.
+  EXPECT_FALSE(fs::kernel_resources(*fs::compile_kernel(fs::default_spec(DType::bf16, Arch::sm_80, 1)), "no_such_kernel"));
+}

@@ -1,0 +1,50 @@
+// kernel_timer.hpp: GPU time of one launch sequence with CUDA events (driver
+// API), the L2 cache flushed before every repetition, outside the events: the
+// flush is a cuMemsetD8Async over a buffer of at least twice the L2 size, so
+// no repetition finds W (or anything else) in L2 from the one before.
+#pragma once
+#include <cuda.h>
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "runtime/device_memory.hpp"
+
+namespace fusedsample::autotune {
+
+class FlushedTimer {
+ public:
+  // `l2_bytes`: the device's L2 size; the flush buffer is max(2 x L2, 256 MiB).
+  FlushedTimer(CUstream stream, std::size_t l2_bytes);
+  ~FlushedTimer();
+  FlushedTimer(const FlushedTimer&) = delete;
+  FlushedTimer& operator=(const FlushedTimer&) = delete;
+
+  // Runs `enqueue` `warmup` times, then up to `reps` repetitions of
+  // [flush, event, enqueue, event], waiting for each. After `min_reps`, stops
+  // early once `stop()` (optional) returns true. Returns each repetition's
+  // time in microseconds.
+  std::vector<double> time_us(const std::function<void()>& enqueue, int warmup, int reps, int min_reps = 3,
+                              const std::function<bool()>& stop = {});
+
+  std::size_t flush_bytes() const { return flush_.size(); }
+  CUstream stream() const { return stream_; }
+
+ private:
+  CUstream stream_;
+  runtime::DeviceMemory flush_;
+  CUevent start_ = nullptr, stop_ = nullptr;
+  unsigned char flush_value_ = 0;
+};
+
+// The median (by value); 0 for an empty vector.
+double median(std::vector<double> v);
+
+// The bandwidth floor: fs_stream_kernel (any loaded module has it) reading
+// `bytes` of `weights` once on timer.stream(), as the benchmark's `floor` does: the best median
+// over 2, 4, 8 and 16 blocks of 256 threads per multiprocessor.
+double stream_floor_us(CUfunction stream_kernel, CUdeviceptr weights, std::size_t bytes, int multiprocessors,
+                       FlushedTimer& timer, int reps);
+
+}  // namespace fusedsample::autotune

@@ -1,0 +1,56 @@
+// parallel_compile.cpp: see parallel_compile.hpp.
+#include "autotune/parallel_compile.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "fusedsample/compiler.hpp"
+
+namespace fusedsample::autotune {
+
+std::vector<CompileOutcome> compile_all(const std::vector<KernelSpec>& specs, unsigned threads,
+                                        const std::function<void(const CompileOutcome&, std::size_t)>& on_done) {
+  std::vector<CompileOutcome> out(specs.size());
+  if (specs.empty()) return out;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = unsigned(std::min<std::size_t>(threads, specs.size()));
+  std::atomic<std::size_t> next{0};
+  std::mutex mu;
+  std::size_t done = 0;
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < specs.size();) {
+      CompileOutcome& o = out[i];
+      o.spec = specs[i];
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        compile_kernel(specs[i]);
+        o.ok = true;
+      } catch (const std::exception& e) {
+        o.error = e.what();
+      } catch (...) {
+        o.error = "unknown error";
+      }
+      o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::lock_guard<std::mutex> lock(mu);
+      ++done;
+      if (on_done) {
+        try {
+          on_done(o, done);
+        } catch (...) {
+          // A progress callback must not take a worker thread down.
+        }
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto& th : pool) th.join();
+  return out;
+}
+
+}  // namespace fusedsample::autotune

@@ -1,0 +1,36 @@
+// tune_report.cpp: the tuner's result types (tuner.hpp): status names and
+// the per-bucket summaries the CLI's table is made of.
+#include <algorithm>
+
+#include "fusedsample/tuner.hpp"
+
+namespace fusedsample {
+
+std::string_view to_string(CandidateStatus s) {
+  switch (s) {
+    case CandidateStatus::timed: return "timed";
+    case CandidateStatus::mismatch: return "mismatch";
+    case CandidateStatus::failed: return "failed";
+    case CandidateStatus::over_budget: return "over_budget";
+  }
+  return "?";
+}
+
+const CandidateResult* BucketResult::best() const {
+  const CandidateResult* best = nullptr;
+  for (const auto& c : candidates)
+    if (c.status == CandidateStatus::timed && (!best || c.median_us < best->median_us)) best = &c;
+  return best;
+}
+
+const CandidateResult* BucketResult::baseline() const {
+  for (const auto& c : candidates)
+    if (c.spec == default_spec) return c.status == CandidateStatus::timed ? &c : nullptr;
+  return nullptr;
+}
+
+int BucketResult::count(CandidateStatus s) const {
+  return int(std::count_if(candidates.begin(), candidates.end(), [&](const CandidateResult& c) { return c.status == s; }));
+}
+
+}  // namespace fusedsample

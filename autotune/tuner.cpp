@@ -1,0 +1,378 @@
+// tuner.cpp: the autotuner's run (tuner.hpp). Steps:
+//   1. candidates per bucket (search_space), limited by this GPU's shared memory;
+//   2. every distinct candidate compiled in parallel (parallel_compile), into
+//      the on-disk module cache;
+//   3. on the GPU, one candidate at a time: a Sampler forced to the spec runs
+//      on exact-arithmetic inputs (tuner_inputs) and must reproduce the
+//      bucket's default config's samples bit for bit; then it is timed on
+//      random inputs (kernel_timer: warm-up, L2 flushed before each of R
+//      event-timed repetitions, median). Each bucket's default goes first,
+//      then the others by rank, round-robin over the buckets, until the
+//      budget is spent. The floor (W streamed once) is timed once;
+//   4. every timed config is recorded and merged into tuning.json.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "autotune/kernel_timer.hpp"
+#include "autotune/parallel_compile.hpp"
+#include "autotune/tuner_inputs.hpp"
+#include "fusedsample/compiler.hpp"
+#include "fusedsample/device.hpp"
+#include "fusedsample/errors.hpp"
+#include "fusedsample/sampler.hpp"
+#include "fusedsample/tuner.hpp"
+#include "runtime/context.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "runtime/device_memory.hpp"
+#include "runtime/loaded_module.hpp"
+
+namespace fusedsample {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::uint64_t kCheckSeed = 0xC0FFEE, kTimingSeed = 0x5EED;
+constexpr int kCheckSamples = 2;
+constexpr int kMinReps = 3;
+
+void check_options(const TuneOptions& o) {
+  auto bad = [](const std::string& why) { throw InvalidArgument("tune: " + why); };
+  if (o.vocab < 1 || o.vocab > 0x7fffffff - 1024) bad(fmt::format("vocab must be in [1, 2^31 - 1025], got {}", o.vocab));
+  if (o.hidden < 8 || o.hidden % 8 != 0 || o.hidden > (std::int64_t(1) << 24))
+    bad(fmt::format("hidden must be a positive multiple of 8 up to 2^24, got {}", o.hidden));
+  if (o.buckets.empty()) bad("no batch buckets to tune");
+  for (int b : o.buckets)
+    if (b < 0 || b >= kNumBatchBuckets) bad(fmt::format("no batch bucket {}", b));
+  if (o.reps < 1) bad(fmt::format("reps must be >= 1, got {}", o.reps));
+  if (o.warmup < 0) bad(fmt::format("warmup must be >= 0, got {}", o.warmup));
+  if (o.max_candidates < 1) bad(fmt::format("max_candidates must be >= 1, got {}", o.max_candidates));
+}
+
+std::string first_line(const std::string& s) {
+  std::string line = s.substr(0, s.find('\n'));
+  if (line.size() > 240) line = line.substr(0, 237) + "...";
+  return line;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Errors after which the context is unusable: stop rather than blame every
+// later candidate.
+bool sticky(const CudaError& e) {
+  switch (e.code()) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+struct Reference {
+  std::optional<std::vector<std::int64_t>> samples;
+  KernelSpec spec;
+};
+
+class Run {
+ public:
+  explicit Run(const TuneOptions& o) : o_(o), t0_(Clock::now()), ctx_(o.device) {}
+  ~Run() {
+    if (stream_)
+      if (const auto* cu = driver::try_api(nullptr)) cu->cuStreamDestroy(stream_);
+  }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  TuneReport go() {
+    describe_device();
+    enumerate();
+    compile();
+    prepare_gpu();
+    time_floor();
+    for (const auto& [b, i] : timing_order()) run_candidate(r_.buckets[b], i, refs_[b]);
+    save();
+    r_.total_s = elapsed();
+    return std::move(r_);
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  bool over_budget() const { return o_.budget_s > 0 && elapsed() > o_.budget_s; }
+  void emit(const std::string& line) const {
+    if (o_.progress) o_.progress(line);
+  }
+
+  void describe_device() {
+    r_.device = DeviceIdentity{ctx_.name(), ctx_.multiprocessors(), ctx_.cc_major(), ctx_.cc_minor()};
+    r_.arch = ctx_.arch();
+    auto attr = [&](CUdevice_attribute a) {
+      int v = 0;
+      FS_CU(cuDeviceGetAttribute(&v, a, ctx_.device()));
+      return v;
+    };
+    l2_bytes_ = std::size_t(attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
+    TuningEnvironment& env = r_.db.environment;
+    env.gpu_name = ctx_.name();
+    env.cc_major = ctx_.cc_major();
+    env.cc_minor = ctx_.cc_minor();
+    env.multiprocessors = ctx_.multiprocessors();
+    env.sm_clock_khz = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    env.memory_clock_khz = attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    env.driver_version = driver_version();
+    env.cuda_version = fmt::format("{}.{}", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
+    env.nvrtc_version = nvrtc_version();
+    env.generator_version = generator_version();
+    timestamp_ = utc_now();
+    emit(fmt::format("device: {} ({} SMs, compute capability {}.{}, {}), L2 {} MiB, shared memory opt-in {} KiB",
+                     ctx_.name(), ctx_.multiprocessors(), ctx_.cc_major(), ctx_.cc_minor(), to_string(ctx_.arch()),
+                     l2_bytes_ >> 20, ctx_.max_shared_optin() / 1024));
+  }
+
+  void enumerate() {
+    SearchSpaceOptions so;
+    so.max_shared_bytes = std::size_t(ctx_.max_shared_optin());
+    so.max_candidates = o_.max_candidates;
+    for (int b : o_.buckets) {
+      BucketResult br;
+      br.bucket = b;
+      br.rows = bucket_rows(b);
+      br.default_spec = default_spec(o_.dtype, ctx_.arch(), br.rows);
+      for (const KernelSpec& s : search_space(o_.dtype, ctx_.arch(), br.rows, so)) {
+        CandidateResult c;
+        c.spec = s;
+        br.candidates.push_back(std::move(c));
+      }
+      max_rows_ = std::max(max_rows_, br.rows);
+      r_.buckets.push_back(std::move(br));
+    }
+    refs_.resize(r_.buckets.size());
+  }
+
+  void compile() {
+    std::vector<KernelSpec> distinct;
+    std::set<std::string> seen;
+    for (const auto& b : r_.buckets)
+      for (const auto& c : b.candidates)
+        if (seen.insert(c.spec.to_string()).second) distinct.push_back(c.spec);
+    emit(fmt::format("compiling {} distinct candidates for {} bucket(s) on {} threads...", distinct.size(),
+                     r_.buckets.size(), std::max(1u, std::thread::hardware_concurrency())));
+    const auto t = Clock::now();
+    std::size_t step = std::max<std::size_t>(1, distinct.size() / 10);
+    const auto outcomes = autotune::compile_all(distinct, 0, [&](const autotune::CompileOutcome& c, std::size_t done) {
+      if (!c.ok) emit(fmt::format("[compile] {} failed: {}", c.spec.to_string(), first_line(c.error)));
+      if (done % step == 0 || done == distinct.size())
+        emit(fmt::format("[compile] {}/{} ({:.1f} s)", done, distinct.size(), elapsed()));
+    });
+    for (const auto& c : outcomes) {
+      if (c.ok) ++r_.compiled;
+      else compile_errors_[c.spec.to_string()] = first_line(c.error);
+    }
+    r_.compile_failures = int(compile_errors_.size());
+    r_.compile_s = std::chrono::duration<double>(Clock::now() - t).count();
+    compiled_ = distinct;
+  }
+
+  void prepare_gpu() {
+    const auto t = Clock::now();
+    FS_CU(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+    const std::size_t wn = std::size_t(o_.vocab * o_.hidden), hn = std::size_t(max_rows_ * o_.hidden);
+    const auto ranges = autotune::exact_ranges(o_.hidden);
+    auto upload = [](const std::vector<std::uint8_t>& host) {
+      runtime::DeviceMemory m(host.size());
+      m.upload(host.data(), host.size());
+      return m;
+    };
+    w_exact_ = upload(autotune::exact_integers(o_.dtype, wn, ranges.weights, 1));
+    h_exact_ = upload(autotune::exact_integers(o_.dtype, hn, ranges.hidden, 2));
+    w_random_ = upload(autotune::random_values(o_.dtype, wn, 1.0f, 3));
+    h_random_ = upload(autotune::random_values(o_.dtype, hn, float(1.0 / std::sqrt(double(o_.hidden))), 4));
+    out_ = runtime::DeviceMemory(std::size_t(max_rows_) * kCheckSamples * sizeof(std::int64_t));
+    timer_ = std::make_unique<autotune::FlushedTimer>(stream_, l2_bytes_);
+    emit(fmt::format("inputs: W [{} x {}] and H [{} x {}] {}, exact and random copies on the GPU ({:.1f} s)",
+                     o_.vocab, o_.hidden, max_rows_, o_.hidden, to_string(o_.dtype),
+                     std::chrono::duration<double>(Clock::now() - t).count()));
+  }
+
+  void time_floor() {
+    for (const KernelSpec& s : compiled_) {
+      if (compile_errors_.count(s.to_string())) continue;
+      try {
+        runtime::LoadedModule m(ctx_, compile_kernel(s));
+        r_.floor_us = autotune::stream_floor_us(m.stream(), w_random_.get(), w_random_.size(), ctx_.multiprocessors(),
+                                                *timer_, o_.reps);
+        emit(fmt::format("floor: {:.1f} us to stream W once ({:.0f} GB/s)", r_.floor_us,
+                         double(w_random_.size()) / (r_.floor_us * 1e-6) / 1e9));
+        return;
+      } catch (const CudaError& e) {
+        if (sticky(e)) throw;
+      } catch (const Error&) {
+      }
+    }
+    emit("floor: not measured (no candidate module loads on this GPU)");
+  }
+
+  // (bucket, candidate) pairs: every default first, then round-robin by rank.
+  std::vector<std::pair<std::size_t, std::size_t>> timing_order() const {
+    std::vector<std::pair<std::size_t, std::size_t>> order;
+    std::size_t most = 0;
+    for (const auto& b : r_.buckets) most = std::max(most, b.candidates.size());
+    for (std::size_t i = 0; i < most; ++i)
+      for (std::size_t b = 0; b < r_.buckets.size(); ++b)
+        if (i < r_.buckets[b].candidates.size()) order.emplace_back(b, i);
+    return order;
+  }
+
+  std::vector<std::int64_t> check_run(Sampler& s, std::int64_t rows) {
+    FS_CU(cuMemsetD8Async(out_.get(), 0xAB, out_.size(), stream_));  // stale results cannot match
+    SampleArgs a;
+    a.weights = w_exact_.as<void>();
+    a.hidden_states = h_exact_.as<void>();
+    a.rows = rows;
+    a.temperature = autotune::exact_check_temperature(o_.hidden);
+    a.seed = kCheckSeed;
+    a.offset = 11;
+    a.num_samples = kCheckSamples;
+    a.out = out_.as<void>();
+    s.sample(a, reinterpret_cast<Stream>(stream_));
+    FS_CU(cuStreamSynchronize(stream_));
+    std::vector<std::int64_t> got(std::size_t(rows) * kCheckSamples);
+    out_.download(got.data(), got.size() * sizeof(std::int64_t));
+    return got;
+  }
+
+  void run_candidate(BucketResult& b, std::size_t i, Reference& ref) {
+    CandidateResult& c = b.candidates[i];
+    const std::string tag = fmt::format("[bucket {}] {}/{} {}", batch_bucket_label(b.bucket), i + 1,
+                                        b.candidates.size(), c.spec.to_string());
+    auto reject = [&](CandidateStatus status, std::string detail) {
+      c.status = status;
+      c.detail = std::move(detail);
+      emit(fmt::format("{}: {} ({})", tag, status == CandidateStatus::mismatch ? "rejected" : "failed", c.detail));
+    };
+    if (i > 0 && over_budget()) {
+      if (!r_.budget_exhausted)
+        emit(fmt::format("budget of {:g} s spent ({:.1f} s): no further candidates are timed", o_.budget_s, elapsed()));
+      r_.budget_exhausted = true;
+      return;  // stays over_budget
+    }
+    if (const auto it = compile_errors_.find(c.spec.to_string()); it != compile_errors_.end())
+      return reject(CandidateStatus::failed, "compile: " + it->second);
+    try {
+      SamplerOptions so;
+      so.vocab = o_.vocab;
+      so.hidden = o_.hidden;
+      so.dtype = o_.dtype;
+      so.device = o_.device;
+      so.spec = c.spec;
+      Sampler sampler(so);
+      const auto got = check_run(sampler, b.rows);
+      const auto bad_index = std::count_if(got.begin(), got.end(), [&](std::int64_t v) { return v < 0 || v >= o_.vocab; });
+      if (bad_index > 0)
+        return reject(CandidateStatus::mismatch, fmt::format("{} of {} samples are not vocabulary indices", bad_index, got.size()));
+      if (!ref.samples) {
+        ref.samples = got;
+        ref.spec = c.spec;
+        if (i > 0) emit(fmt::format("{}: is the reference for the exactness check (the default did not run)", tag));
+      } else if (got != *ref.samples) {
+        std::size_t diff = 0;
+        for (std::size_t k = 0; k < got.size(); ++k) diff += got[k] != (*ref.samples)[k];
+        return reject(CandidateStatus::mismatch,
+                      fmt::format("{} of {} samples differ from [{}]'s on exact inputs", diff, got.size(),
+                                  ref.spec.to_string()));
+      }
+      SampleArgs a;
+      a.weights = w_random_.as<void>();
+      a.hidden_states = h_random_.as<void>();
+      a.rows = b.rows;
+      a.temperature = 1.0f;
+      a.seed = kTimingSeed;
+      a.offset = 7;
+      a.out = out_.as<void>();
+      const auto us = timer_->time_us([&] { sampler.sample(a, reinterpret_cast<Stream>(stream_)); }, o_.warmup,
+                                      o_.reps, kMinReps, [&] { return over_budget(); });
+      c.median_us = autotune::median(us);
+      c.reps = int(us.size());
+      c.status = CandidateStatus::timed;
+      r_.db.record(TuningKey{r_.device, o_.dtype, o_.vocab, o_.hidden, b.bucket},
+                   Measurement{c.spec.to_string(), c.median_us, r_.floor_us, timestamp_});
+      const CandidateResult* base = b.baseline();
+      emit(fmt::format("{}: {:.1f} us{}{}", tag, c.median_us,
+                       r_.floor_us > 0 ? fmt::format(" ({:.2f}x floor)", c.median_us / r_.floor_us) : "",
+                       base && i > 0 ? fmt::format(", gain {:.3f} over the default", base->median_us / c.median_us) : ""));
+    } catch (const CudaError& e) {
+      if (!sticky(e)) return reject(CandidateStatus::failed, first_line(e.what()));
+      save();
+      throw CudaError(e.code(), e.name(),
+                      fmt::format("{} (running [{}]; the CUDA context is unusable; {} measured configs were saved)",
+                                  e.what(), c.spec.to_string(), recorded()));
+    } catch (const Error& e) {
+      return reject(CandidateStatus::failed, first_line(e.what()));
+    }
+  }
+
+  std::size_t recorded() const {
+    std::size_t n = 0;
+    for (const auto& e : r_.db.entries()) n += e.configs.size();
+    return n;
+  }
+
+  void save() {
+    if (!o_.save || r_.db.empty() || r_.saved) return;
+    const auto path = tuning_db_path();
+    if (!path) {
+      emit("results not saved: the cache is disabled (FUSEDSAMPLE_CACHE_DISABLE) or has no location");
+      return;
+    }
+    if (save_tuning_db(r_.db, *path)) {
+      r_.saved = *path;
+      emit(fmt::format("saved {} measured configs to {}", recorded(), path->string()));
+    }
+  }
+
+  const TuneOptions& o_;
+  Clock::time_point t0_;
+  runtime::Context ctx_;
+  TuneReport r_;
+  std::vector<Reference> refs_;
+  std::vector<KernelSpec> compiled_;
+  std::map<std::string, std::string> compile_errors_;
+  std::int64_t max_rows_ = 1;
+  std::size_t l2_bytes_ = 0;
+  std::string timestamp_;
+  CUstream stream_ = nullptr;
+  runtime::DeviceMemory w_exact_, h_exact_, w_random_, h_random_, out_;
+  std::unique_ptr<autotune::FlushedTimer> timer_;
+};
+
+}  // namespace
+
+TuneReport tune(const TuneOptions& options) {
+  check_options(options);
+  driver::api();  // NoGpu, with the reason, before anything else
+  Run run(options);
+  return run.go();
+}
+
+}  // namespace fusedsample

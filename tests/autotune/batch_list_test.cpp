@@ -1,0 +1,45 @@
+// batch_list_test.cpp: `--batches` text -> batch buckets, and each bucket's
+// tuning row count.
+#include <gtest/gtest.h>
+
+#include "fusedsample/errors.hpp"
+#include "fusedsample/tuner.hpp"
+
+namespace fs = fusedsample;
+
+TEST(BatchList, RangeCoversEveryBucketInIt) {
+  EXPECT_EQ(fs::parse_batch_list("1-256"), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(fs::parse_batch_list("8-32"), (std::vector<int>{3, 4, 5}));
+  EXPECT_EQ(fs::parse_batch_list("3-5"), (std::vector<int>{2, 3}));  // 3 -> bucket 4, 5 -> bucket 8
+  EXPECT_EQ(fs::parse_batch_list("1-1000"), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(fs::parse_batch_list("4-4"), (std::vector<int>{2}));
+}
+
+TEST(BatchList, ListsAreSortedWithoutDuplicates) {
+  EXPECT_EQ(fs::parse_batch_list("1,8,64"), (std::vector<int>{0, 3, 6}));
+  EXPECT_EQ(fs::parse_batch_list("64,8,7,1"), (std::vector<int>{0, 3, 6}));
+  EXPECT_EQ(fs::parse_batch_list("1,2-4,300"), (std::vector<int>{0, 1, 2, 9}));
+  EXPECT_EQ(fs::parse_batch_list("16"), (std::vector<int>{4}));
+}
+
+TEST(BatchList, BadTextIsRefusedWithAMessage) {
+  for (const char* bad : {"", "0", "3-2", "1,,2", "1,", "-4", "a", "1-", "2x", "1-2-3", "-1-4"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(fs::parse_batch_list(bad), fs::InvalidArgument);
+  }
+  try {
+    fs::parse_batch_list("3-2");
+  } catch (const fs::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("3 > 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BatchList, BucketRows) {
+  EXPECT_EQ(fs::bucket_rows(0), 1);
+  EXPECT_EQ(fs::bucket_rows(3), 8);
+  EXPECT_EQ(fs::bucket_rows(8), 256);
+  EXPECT_EQ(fs::bucket_rows(9), 512);
+  for (int b = 0; b < fs::kNumBatchBuckets; ++b) EXPECT_EQ(fs::batch_bucket(fs::bucket_rows(b)), b);
+  EXPECT_THROW(fs::bucket_rows(10), fs::InvalidArgument);
+  EXPECT_THROW(fs::bucket_rows(-1), fs::InvalidArgument);
+}

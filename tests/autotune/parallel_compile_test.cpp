@@ -1,0 +1,51 @@
+// parallel_compile_test.cpp: the tuner's compile pool puts every candidate
+// in the on-disk module cache, reports failures per spec and never throws.
+#include "autotune/parallel_compile.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "fusedsample/tuner.hpp"
+#include "tests/support/temp_cache_dir.hpp"
+
+namespace fs = fusedsample;
+
+namespace {
+
+class ParallelCompile : public fs::testing::TempCacheDirTest {};
+
+std::size_t module_files(const std::filesystem::path& dir) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator(dir / "modules", ec)) n += f.path().extension() == ".fsmod";
+  return n;
+}
+
+}  // namespace
+
+TEST_F(ParallelCompile, CompilesIntoTheDiskCacheAndReportsFailures) {
+  fs::SearchSpaceOptions so;
+  so.max_candidates = 3;
+  std::vector<fs::KernelSpec> specs = fs::search_space(fs::DType::fp16, fs::Arch::sm_80, 4, so);
+  ASSERT_EQ(specs.size(), 3u);
+  fs::KernelSpec broken = specs[0];
+  broken.tile_n = 12;  // fails validation inside compile_kernel
+  specs.push_back(broken);
+  std::size_t calls = 0, last_done = 0;
+  const auto out = fs::autotune::compile_all(specs, 4, [&](const fs::autotune::CompileOutcome&, std::size_t done) {
+    ++calls;
+    EXPECT_EQ(done, last_done + 1);
+    last_done = done;
+  });
+  ASSERT_EQ(out.size(), specs.size());
+  EXPECT_EQ(calls, specs.size());
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(out[i].ok) << out[i].error;
+    EXPECT_EQ(out[i].spec, specs[i]);
+  }
+  EXPECT_FALSE(out[3].ok);
+  EXPECT_NE(out[3].error.find("tile_n"), std::string::npos) << out[3].error;
+  EXPECT_EQ(module_files(dir_), 3u);
+  EXPECT_TRUE(fs::autotune::compile_all({}).empty());
+}

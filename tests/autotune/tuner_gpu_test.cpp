@@ -1,0 +1,86 @@
+// tuner_gpu_test.cpp: the autotuner end to end on a small shape: every
+// bucket gets its default timed, correct configs pass the exactness check,
+// results land in tuning.json and tuned_spec() picks them up; a spent budget
+// still times each bucket's default.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "fusedsample/tuner.hpp"
+#include "fusedsample/tuning_db.hpp"
+#include "tests/support/gpu_test_support.hpp"
+#include "tests/support/temp_cache_dir.hpp"
+
+namespace fs = fusedsample;
+
+namespace {
+
+class TunerGpu : public fs::testing::TempCacheDirTest {};
+
+fs::TuneOptions small_options(fs::DType dtype) {
+  fs::TuneOptions o;
+  o.vocab = 5003;  // not a multiple of any tile_v
+  o.hidden = 264;  // not a multiple of tile_d
+  o.dtype = dtype;
+  o.buckets = {0, 4};  // rows 1 and 16
+  o.reps = 3;
+  o.warmup = 1;
+  o.max_candidates = 4;
+  o.budget_s = 0;
+  return o;
+}
+
+}  // namespace
+
+TEST_F(TunerGpu, TimesChecksRecordsAndIsPickedUp) {
+  FS_REQUIRE_GPU();
+  for (fs::DType dtype : {fs::DType::bf16, fs::DType::fp32}) {
+    SCOPED_TRACE(std::string(fs::to_string(dtype)));
+    fs::TuneOptions o = small_options(dtype);
+    int lines = 0;
+    o.progress = [&](const std::string&) { ++lines; };
+    const fs::TuneReport r = fs::tune(o);
+    EXPECT_GT(lines, 0);
+    EXPECT_GT(r.floor_us, 0);
+    EXPECT_EQ(r.compile_failures, 0);
+    EXPECT_FALSE(r.budget_exhausted);
+    ASSERT_EQ(r.buckets.size(), 2u);
+    for (const fs::BucketResult& b : r.buckets) {
+      SCOPED_TRACE(b.rows);
+      ASSERT_NE(b.baseline(), nullptr);
+      ASSERT_NE(b.best(), nullptr);
+      EXPECT_LE(b.best()->median_us, b.baseline()->median_us);
+      EXPECT_EQ(b.count(fs::CandidateStatus::mismatch), 0);
+      for (const auto& c : b.candidates)
+        EXPECT_TRUE(c.status == fs::CandidateStatus::timed || c.status == fs::CandidateStatus::failed)
+            << c.spec.to_string() << ": " << fs::to_string(c.status) << " " << c.detail;
+    }
+    ASSERT_TRUE(r.saved.has_value());
+    EXPECT_EQ(*r.saved, dir_ / "tuning.json");
+    const fs::TuningDb saved = fs::load_tuning_db(*r.saved);
+    for (const fs::BucketResult& b : r.buckets) {
+      const fs::TuningEntry* e = saved.find(fs::TuningKey{r.device, dtype, o.vocab, o.hidden, b.bucket});
+      ASSERT_NE(e, nullptr);
+      EXPECT_EQ(int(e->configs.size()), b.count(fs::CandidateStatus::timed));
+      const fs::TunedSpec t = fs::tuned_spec(r.device, dtype, o.vocab, o.hidden, b.rows, r.arch);
+      EXPECT_EQ(t.level, fs::MatchLevel::exact_device);
+      EXPECT_EQ(t.spec, b.best()->spec);
+    }
+  }
+}
+
+TEST_F(TunerGpu, SpentBudgetStillTimesEveryDefault) {
+  FS_REQUIRE_GPU();
+  fs::TuneOptions o = small_options(fs::DType::bf16);
+  o.budget_s = 1e-6;
+  o.save = false;
+  const fs::TuneReport r = fs::tune(o);
+  EXPECT_TRUE(r.budget_exhausted);
+  EXPECT_FALSE(r.saved.has_value());
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "tuning.json"));
+  for (const fs::BucketResult& b : r.buckets) {
+    ASSERT_NE(b.baseline(), nullptr);
+    EXPECT_EQ(b.count(fs::CandidateStatus::timed), 1);
+    EXPECT_EQ(b.count(fs::CandidateStatus::over_budget), int(b.candidates.size()) - 1);
+  }
+}
