@@ -15,10 +15,10 @@ export LD_LIBRARY_PATH="$PWD/build/devlibs:/usr/local/cuda/lib64:${LD_LIBRARY_PA
 export FUSEDSAMPLE_CACHE_DIR=$(mktemp -d /tmp/fs-cache.XXXXXX)
 fs=./build/fusedsample
 echo "== tune V=$V d=$D on an empty cache ($FUSEDSAMPLE_CACHE_DIR)"
-t0=$(date +%s.%N)
+t0=$(date +%s%N)
 $fs tune --vocab "$V" --hidden "$D" --dtype bf16 --batches 1-256 --budget 0 2>"$OUT/tune_progress_$V.txt" | tee "$OUT/tune_table_$V.md"
-t1=$(date +%s.%N)
-echo "tune wall time: $(echo "$t1 - $t0" | bc) s (process start to exit, compile included)" | tee -a "$OUT/tune_table_$V.md"
+t1=$(date +%s%N)
+echo "tune wall time: $(( (t1 - t0) / 1000000 )) ms (process start to exit, compile included)" | tee -a "$OUT/tune_table_$V.md"
 $fs export -o "$OUT/tuning_$V.json"
 echo "== wipe tuning.json only, import, demo N=64"
 rm -f "$FUSEDSAMPLE_CACHE_DIR/tuning.json"
