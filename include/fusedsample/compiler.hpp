@@ -59,5 +59,7 @@ struct EmbeddedFile {
   std::size_t size;
 };
 const std::vector<EmbeddedFile>& embedded_templates();
+// The built-in tuning tables (autotune/builtin/*.json) embedded at build time.
+const std::vector<EmbeddedFile>& embedded_tuning_files();
 
 }  // namespace fusedsample

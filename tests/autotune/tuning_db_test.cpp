@@ -1,8 +1,12 @@
 // tuning_db_test.cpp: batch buckets, recording/merging measurements, and the
 // exact device -> same arch -> built-in default fallback.
+#include "fusedsample/compiler.hpp"
 #include "fusedsample/tuning_db.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <map>
 
 #include "fusedsample/errors.hpp"
 
@@ -142,32 +146,41 @@ TEST(TuningDb, InvalidStoredSpecsAreSkipped) {
   EXPECT_EQ(r->spec.to_string(), "bf16 sm_90 mma_sync tv128 tn8 td64 s4 w4x1");
 }
 
-TEST(TuningDb, BuiltinH200TableMatchesTheSweep) {
+// The built-in table is our own `fusedsample tune` exports
+// (autotune/builtin/*.json): real timings for every config, all nine batch
+// buckets per (GPU, shape), and the sampler's lookup returns each bucket's
+// fastest config for that GPU.
+TEST(TuningDb, BuiltinTableIsOurTuningRuns) {
+  const fs::TuningDb& builtin = fs::builtin_tuning_db();
+  ASSERT_FALSE(fs::embedded_tuning_files().empty());
+  ASSERT_FALSE(builtin.empty());
+  std::map<std::string, int> buckets_per_shape;
   const fs::TuningDb empty;
-  auto spec = [&](std::int64_t V, std::int64_t d, std::int64_t rows) {
-    const auto r = fs::tuned_spec(empty, kH200, DType::bf16, V, d, rows, Arch::sm_90);
-    EXPECT_EQ(r.level, MatchLevel::exact_device) << V << " " << rows;
-    return r.spec.to_string();
-  };
-  for (std::int64_t V : {151936, 128256}) {
-    const std::int64_t d = V == 151936 ? 4096 : 8192;
-    EXPECT_EQ(spec(V, d, 16), "bf16 sm_90a wgmma tv128 tn16 td64 s4 w8x1");
-    EXPECT_EQ(spec(V, d, 17), "bf16 sm_90a wgmma tv128 tn32 td64 s4 w8x1");
-    EXPECT_EQ(spec(V, d, 64), "bf16 sm_90a wgmma tv128 tn64 td64 s3 w8x1");
+  for (const auto& e : builtin.entries()) {
+    ASSERT_GE(e.configs.size(), 2u) << e.key.device.name;
+    for (const auto& m : e.configs) {
+      EXPECT_GT(m.median_us, 0.0) << m.spec;
+      EXPECT_NO_THROW(fs::KernelSpec::parse(m.spec).validate()) << m.spec;
+    }
+    ++buckets_per_shape[fmt::format("{} {} {}", e.key.device.name, e.key.vocab, e.key.d_model)];
+    const auto r = fs::tuned_spec(empty, e.key.device, e.key.dtype, e.key.vocab, e.key.d_model,
+                                  std::int64_t(1) << e.key.bucket, Arch::sm_90);
+    EXPECT_EQ(r.level, MatchLevel::exact_device);
+    EXPECT_EQ(r.spec.to_string(), e.best()->spec) << e.key.device.name << " bucket " << e.key.bucket;
   }
-  for (std::int64_t rows : {1, 3, 8}) EXPECT_EQ(spec(151936, 4096, rows), "bf16 sm_90a wgmma tv64 tn8 td64 s6 w4x1");
-  EXPECT_EQ(spec(128256, 8192, 8), "bf16 sm_90a wgmma tv128 tn16 td64 s4 w8x1");
-  EXPECT_EQ(spec(151936, 4096, 256), "bf16 sm_90a wgmma tv256 tn128 td64 s3 w8x1");
-  for (const auto& e : fs::builtin_tuning_db().entries())
-    for (const auto& m : e.configs) EXPECT_NO_THROW(fs::KernelSpec::parse(m.spec).validate()) << m.spec;
+  for (const auto& [shape, n] : buckets_per_shape) EXPECT_EQ(n, 9) << shape;
+  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H200 151936 4096"));
+  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H200 128256 8192"));
   // No measurement above 256 rows: default.
   EXPECT_EQ(fs::tuned_spec(empty, kH200, DType::bf16, 151936, 4096, 257, Arch::sm_90).level,
             MatchLevel::builtin_default);
-  // An H100 (same cc) falls back to the H200 table; a user entry wins over it.
-  EXPECT_EQ(fs::tuned_spec(empty, kH100, DType::bf16, 151936, 4096, 8, Arch::sm_90).level, MatchLevel::same_arch);
+  // Another Hopper GPU falls back to a table of the same architecture; a user
+  // entry for it wins over that.
+  const fs::DeviceIdentity other{"NVIDIA Hopper (untuned)", 114, 9, 0};
+  EXPECT_EQ(fs::tuned_spec(empty, other, DType::bf16, 151936, 4096, 8, Arch::sm_90).level, MatchLevel::same_arch);
   fs::TuningDb user;
-  user.record(key(kH100, 8, 151936, 4096), meas("bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1", 3.0));
-  const auto r = fs::tuned_spec(user, kH100, DType::bf16, 151936, 4096, 8, Arch::sm_90);
+  user.record(key(other, 8, 151936, 4096), meas("bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1", 3.0));
+  const auto r = fs::tuned_spec(user, other, DType::bf16, 151936, 4096, 8, Arch::sm_90);
   EXPECT_EQ(r.level, MatchLevel::exact_device);
   EXPECT_EQ(r.spec.to_string(), "bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1");
 }

@@ -51,7 +51,7 @@ TEST_F(CliTuning, ExportImportRoundTripShowsInInfo) {
   ASSERT_EQ(r.code, 0) << r.output;
   r = run_cli(dir_ / "b", "info");
   EXPECT_EQ(r.output.find("tuned entries          0 in"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("NVIDIA H200 (132 SMs) bf16 V=151936 d=4096 N<=16: bf16 sm_90a wgmma"), std::string::npos)
+  EXPECT_NE(r.output.find("NVIDIA H200 (132 SMs) bf16 V=151936 d=4096 N<=16: bf16 "), std::string::npos)
       << r.output;
   // Exporting the imported database gives the same entries back.
   r = run_cli(dir_ / "b", "export --gpu 'NVIDIA H200'");
