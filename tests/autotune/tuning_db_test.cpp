@@ -171,6 +171,8 @@ TEST(TuningDb, BuiltinTableIsOurTuningRuns) {
   for (const auto& [shape, n] : buckets_per_shape) EXPECT_EQ(n, 9) << shape;
   EXPECT_TRUE(buckets_per_shape.count("NVIDIA H200 151936 4096"));
   EXPECT_TRUE(buckets_per_shape.count("NVIDIA H200 128256 8192"));
+  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H100 80GB HBM3 151936 4096"));
+  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H100 80GB HBM3 128256 8192"));
   // No measurement above 256 rows: default.
   EXPECT_EQ(fs::tuned_spec(empty, kH200, DType::bf16, 151936, 4096, 257, Arch::sm_90).level,
             MatchLevel::builtin_default);
