@@ -2,6 +2,8 @@
 // command lines (exit 2, the option named) and, without a GPU, a clean
 // failure (exit 1, the reason) that writes nothing.
 #include <gtest/gtest.h>
+
+#include "tests/support/cli_runner.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,21 +15,8 @@
 
 namespace {
 
-struct Result {
-  int code;
-  std::string output;
-};
-
-Result run_cli(const std::filesystem::path& cache, const std::string& args) {
-  const std::string cmd = "FUSEDSAMPLE_CACHE_DIR='" + cache.string() + "' '" FUSEDSAMPLE_CLI "' " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = fusedsample::testing::CliResult;
+using fusedsample::testing::run_cli;
 
 class CliTune : public ::testing::Test {
  protected:

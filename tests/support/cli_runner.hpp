@@ -1,0 +1,28 @@
+// cli_runner.hpp: runs the built `fusedsample` binary (FUSEDSAMPLE_CLI) with
+// its own cache directory and returns the exit code and stdout+stderr.
+#pragma once
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace fusedsample::testing {
+
+struct CliResult {
+  int code;
+  std::string output;
+};
+
+inline CliResult run_cli(const std::filesystem::path& cache, const std::string& args) {
+  const std::string cmd = "FUSEDSAMPLE_CACHE_DIR='" + cache.string() + "' '" FUSEDSAMPLE_CLI "' " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace fusedsample::testing
