@@ -1,6 +1,5 @@
 #include "bench/event_timer.hpp"
 
-#include <algorithm>
 
 #include "runtime/cuda_driver.hpp"
 
@@ -24,13 +23,6 @@ std::vector<double> time_us(const std::function<void()>& enqueue, CUstream strea
   }
   for (auto& e : ev) FS_CU(cuEventDestroy(e));
   return out;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace fusedsample::bench

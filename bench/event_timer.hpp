@@ -5,11 +5,14 @@
 #include <functional>
 #include <vector>
 
+#include "autotune/kernel_timer.hpp"
+
 namespace fusedsample::bench {
 
 // Runs `enqueue` `warmup` times, then `reps` times each bracketed by events
 // on `stream`; returns every repetition's time in microseconds.
 std::vector<double> time_us(const std::function<void()>& enqueue, CUstream stream, int warmup, int reps);
-double median(std::vector<double> v);
+// The median: the tuner's (autotune/kernel_timer.hpp), one definition for both.
+using autotune::median;
 
 }  // namespace fusedsample::bench

@@ -216,8 +216,11 @@ KernelSpec portable_default_spec(DType dtype, Arch arch, std::int64_t rows) {
 
 KernelSpec default_spec(DType dtype, Arch arch, std::int64_t rows) {
   if (dtype == DType::fp32 || (arch != Arch::sm_90 && arch != Arch::sm_90a)) return portable_default_spec(dtype, arch, rows);
-  // Hopper: the wgmma variant, measured faster than mma_sync at every batch
-  // size on an H200 (BENCHMARKS.md, wgmma sweep of 2026-11-21).
+  // Hopper: the wgmma variant (H200 wgmma sweep, BENCHMARKS.md): within
+  // noise of mma_sync at N <= 16, faster from N = 32 on. This is only the
+  // fallback: the built-in tables (autotune/builtin/, our tune runs on H100 and
+  // H200) answer first for every sm_90 GPU, and there the tuner picked
+  // mma_sync for N <= 16-32 by 1-4% with the L2 flushed.
   KernelSpec s;
   s.dtype = dtype;
   s.arch = Arch::sm_90a;
