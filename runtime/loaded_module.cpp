@@ -35,7 +35,6 @@ LoadedModule::LoadedModule(const Context& ctx, std::shared_ptr<const CompiledKer
                                                : static_cast<const void*>(kernel_->ptx.c_str());
   FS_CU(cuModuleLoadData(&module_, image));
   FS_CU(cuModuleGetFunction(&fused_, module_, "fs_fused_kernel"));
-  FS_CU(cuModuleGetFunction(&reduce_, module_, "fs_reduce_kernel"));
   FS_CU(cuModuleGetFunction(&stream_, module_, "fs_stream_kernel"));
   const std::size_t smem = spec.shared_bytes();
   if (smem > std::size_t(ctx.max_shared_optin()))

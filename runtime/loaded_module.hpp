@@ -1,5 +1,6 @@
 // loaded_module.hpp: a compiled kernel set loaded into a context, with its
-// three entry points: fs_fused_kernel, fs_reduce_kernel, fs_stream_kernel.
+// two entry points: fs_fused_kernel (the whole sample, one launch) and
+// fs_stream_kernel (the bandwidth floor's W-streaming kernel).
 #pragma once
 #include <cuda.h>
 
@@ -20,7 +21,6 @@ class LoadedModule {
   LoadedModule& operator=(const LoadedModule&) = delete;
 
   CUfunction fused() const { return fused_; }
-  CUfunction reduce() const { return reduce_; }
   CUfunction stream() const { return stream_; }
   const KernelSpec& spec() const { return kernel_->spec; }
   const CompiledKernel& kernel() const { return *kernel_; }
@@ -32,7 +32,7 @@ class LoadedModule {
  private:
   std::shared_ptr<const CompiledKernel> kernel_;
   CUmodule module_ = nullptr;
-  CUfunction fused_ = nullptr, reduce_ = nullptr, stream_ = nullptr;
+  CUfunction fused_ = nullptr, stream_ = nullptr;
   int resident_blocks_ = 0;
 };
 

@@ -1,6 +1,7 @@
 // sampler.cpp: the host API. Picks a kernel config per batch bucket, loads
-// its module once, owns the partial-result workspace and enqueues the fused
-// kernel and the reduction on the caller's stream.
+// its module once, owns the workspace (a block counter and one running
+// winner per row and sample) and enqueues one fused launch per call on the
+// caller's stream.
 #include "fusedsample/sampler.hpp"
 
 #include <fmt/format.h>
@@ -103,8 +104,11 @@ struct Sampler::Impl {
     return logits_module.load();
   }
 
-  static std::size_t workspace_bytes(std::int64_t rows, int samples, std::int64_t vtiles) {
-    return std::size_t(rows) * std::size_t(samples) * std::size_t(vtiles) * (sizeof(float) + sizeof(int));
+  // The block counter, then one packed candidate per (row, sample); both
+  // are zero between launches (the last block of each launch resets them).
+  static constexpr std::size_t kCounterBytes = 256;
+  static std::size_t workspace_bytes(std::int64_t rows, int samples) {
+    return kCounterBytes + std::size_t(rows) * std::size_t(samples) * sizeof(fs_u64);
   }
 
   void ensure_workspace(std::size_t bytes, Stream stream) {
@@ -121,6 +125,8 @@ struct Sampler::Impl {
     // The old buffer may still be in use by queued work on some stream.
     FS_CU(cuCtxSynchronize());
     workspace = runtime::DeviceMemory(bytes + bytes / 2);
+    FS_CU(cuMemsetD8(workspace.get(), 0, workspace.size()));
+    FS_CU(cuCtxSynchronize());  // zeroed before any stream (also non-blocking ones) launches
   }
 
   fs_row_params row_params(const SampleArgs& a) const {
@@ -137,8 +143,7 @@ struct Sampler::Impl {
   void launch(runtime::LoadedModule& m, const void* weights, const void* hidden, const SampleArgs& a, Stream stream) {
     const KernelSpec& spec = m.spec();
     const std::int64_t vtiles = ceil_div(options.vocab, spec.tile_v);
-    ensure_workspace(workspace_bytes(a.rows, a.num_samples, vtiles), stream);
-    const std::size_t parts = std::size_t(a.rows) * a.num_samples * vtiles;
+    ensure_workspace(workspace_bytes(a.rows, a.num_samples), stream);
 
     fs_fused_params p{};
     p.weights = weights;
@@ -149,8 +154,10 @@ struct Sampler::Impl {
     p.row = row_params(a);
     p.num_samples = a.num_samples;
     p.num_vtiles = int(vtiles);
-    p.part_score = workspace.as<float>();
-    p.part_index = reinterpret_cast<int*>(workspace.as<float>() + parts);
+    p.done = reinterpret_cast<fs_u32*>(workspace.get());
+    p.best = reinterpret_cast<fs_u64*>(workspace.get() + kCounterBytes);
+    p.out = a.out;
+    p.out_is_int64 = a.index_type == IndexType::int64 ? 1 : 0;
     const std::int64_t tiles = vtiles * ceil_div(a.rows, spec.tile_n);
     if (tiles > 0x7fffffff) throw InvalidArgument(fmt::format("{} tiles are too many for one launch", tiles));
     // Persistent kernels: as many blocks as fit, each taking an equal number
@@ -160,23 +167,9 @@ struct Sampler::Impl {
       const std::int64_t rounds = ceil_div(tiles, m.resident_blocks());
       blocks = ceil_div(tiles, rounds);
     }
-    void* fused_args[] = {&p};
-    const auto s = reinterpret_cast<CUstream>(stream);
+    void* args[] = {&p};
     FS_CU(cuLaunchKernel(m.fused(), unsigned(blocks), 1, 1, unsigned(spec.threads()), 1, 1,
-                         unsigned(spec.shared_bytes()), s, fused_args, nullptr));
-
-    fs_reduce_params r{};
-    r.part_score = p.part_score;
-    r.part_index = p.part_index;
-    r.rows = a.rows;
-    r.num_samples = a.num_samples;
-    r.num_vtiles = int(vtiles);
-    r.row = p.row;
-    r.out = a.out;
-    r.out_is_int64 = a.index_type == IndexType::int64 ? 1 : 0;
-    void* reduce_args[] = {&r};
-    const std::int64_t items = a.rows * a.num_samples;
-    FS_CU(cuLaunchKernel(m.reduce(), unsigned(ceil_div(items, 4)), 1, 1, 128, 1, 1, 0, s, reduce_args, nullptr));
+                         unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
   }
 };
 
@@ -210,14 +203,9 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
   if (rows < 1 || num_samples < 1)
     throw InvalidArgument(fmt::format("reserve({}, {}): rows and num_samples must be >= 1", rows, num_samples));
   impl_->ctx.make_current();
-  std::size_t bytes = 0;
-  for (int b = 0; b <= bucket_of(rows); ++b) {
-    const KernelSpec& spec = impl_->module_for(bucket_rows(b))->spec();
-    bytes = std::max(bytes, Impl::workspace_bytes(rows, num_samples, ceil_div(impl_->options.vocab, spec.tile_v)));
-  }
-  const KernelSpec& logits = impl_->module_for_logits()->spec();
-  bytes = std::max(bytes, Impl::workspace_bytes(rows, num_samples, ceil_div(impl_->options.vocab, logits.tile_v)));
-  impl_->ensure_workspace(bytes, nullptr);
+  for (int b = 0; b <= bucket_of(rows); ++b) impl_->module_for(bucket_rows(b));
+  impl_->module_for_logits();
+  impl_->ensure_workspace(Impl::workspace_bytes(rows, num_samples), nullptr);
 }
 
 }  // namespace fusedsample

@@ -2,7 +2,8 @@
 // shared memory. Each warp takes FS_EPI_R batch rows at a time; each lane
 // takes groups of four consecutive vocabulary indices (one Philox call per
 // group and row), keeps a running (score, index) per row and the warp reduces
-// them. Writes one partial per (sample, row).
+// them. Folds the tile's winner per (row, sample) into p.best (atomic max of
+// packed candidates, so the order of tiles cannot change the result).
 // Needs FS_TV, FS_TN, FS_THREADS, FS_LDL (row stride of the staged tile);
 // FS_EPI_N (default FS_TN) is the number of batch rows staged per call.
 #pragma once
@@ -10,16 +11,9 @@
 #include "philox.cuh"
 #include "gumbel.cuh"
 
-#define FS_NO_INDEX 0x7fffffff
 #ifndef FS_EPI_N
 #define FS_EPI_N FS_TN
 #endif
-
-// Candidate (s, v) beats (bs, bv): higher score, ties to the lower index.
-// A NaN score never wins.
-__device__ __forceinline__ bool fs_better(float s, int v, float bs, int bv) {
-  return s > bs || (s == bs && v < bv);
-}
 
 __device__ __forceinline__ void fs_warp_argmax(float& best, int& bi) {
 #pragma unroll
@@ -38,7 +32,7 @@ __device__ __forceinline__ void fs_warp_argmax(float& best, int& bi) {
 #endif
 
 __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_params& p,
-                                                 fs_i64 v0, fs_i64 n0, int vtile) {
+                                                 fs_i64 v0, fs_i64 n0) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   for (int nb = warp * FS_EPI_R; nb < FS_EPI_N; nb += (FS_THREADS / 32) * FS_EPI_R) {
     bool exists[FS_EPI_R], valid[FS_EPI_R], greedy[FS_EPI_R];
@@ -91,11 +85,8 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
       if (lane == 0) {
 #pragma unroll
         for (int r = 0; r < FS_EPI_R; ++r)
-          if (exists[r]) {
-            const fs_i64 o = ((fs_i64)s * p.rows + n0 + nb + r) * p.num_vtiles + vtile;
-            p.part_score[o] = best[r];
-            p.part_index[o] = bi[r];
-          }
+          if (exists[r] && bi[r] != FS_NO_INDEX)
+            atomicMax(p.best + (n0 + nb + r) * p.num_samples + s, fs_pack_candidate(best[r], bi[r]));
       }
     }
   }

@@ -15,6 +15,10 @@ struct fs_row_params {
 };
 
 // Fused matmul + Gumbel-max tile kernel (and the materialized-logits variant).
+// One launch does the whole sample: every tile folds its per-row winner into
+// `best` with a 64-bit atomic max, and the last block to finish turns `best`
+// into indices and zeroes `best` and `done` again (so the workspace is clean
+// between launches, also under CUDA graph replay).
 struct fs_fused_params {
   const void* weights;   // [V, d] (or logits [N, V] fp32 for the logits variant)
   const void* hidden;    // [N, d]
@@ -23,20 +27,10 @@ struct fs_fused_params {
   fs_i64 hidden_dim;     // d
   fs_row_params row;
   int num_samples;       // S
-  int num_vtiles;        // number of partial results per (row, sample)
-  float* part_score;     // [S][N][num_vtiles]
-  int* part_index;       // [S][N][num_vtiles]
-};
-
-// Reduction over the vocabulary tiles' partial winners.
-struct fs_reduce_params {
-  const float* part_score;
-  const int* part_index;
-  fs_i64 rows;
-  int num_samples;
-  int num_vtiles;
-  fs_row_params row;
-  void* out;          // [N][S] int64 or int32
+  int num_vtiles;        // ceil(V / T_V)
+  fs_u64* best;          // [N][S] packed candidates (fs_pack_candidate), zero between launches
+  fs_u32* done;          // blocks finished, zero between launches
+  void* out;             // [N][S] int64 or int32
   int out_is_int64;
   int pad0;
 };
@@ -57,3 +51,21 @@ __device__ __forceinline__ fs_u64 fs_row_offset(const fs_row_params& p, fs_i64 n
 // Temperature classes: > 0 finite samples, == 0 is greedy, anything else
 // (negative, NaN, inf) is invalid and yields index -1 for that row.
 FS_HD bool fs_temperature_valid(float t) { return t >= 0.0f && t <= 3.40282346638528859812e+38f; }
+
+#define FS_NO_INDEX 0x7fffffff  // "no candidate" in a running (score, index)
+
+// Candidate (s, v) beats (bs, bv): higher score, ties to the lower index.
+// A NaN score never wins.
+FS_HD bool fs_better(float s, int v, float bs, int bv) { return s > bs || (s == bs && v < bv); }
+
+// A candidate (score, index) as one 64-bit key whose unsigned order is
+// fs_better's order for every non-NaN score: the score's bits mapped to an
+// order-preserving unsigned (after -0 -> +0, which fs_better treats as equal)
+// above the index's complement (so equal scores prefer the lower index).
+// Key 0 is below every candidate: "no winner yet".
+FS_HD fs_u64 fs_pack_candidate(float s, int v) {
+  fs_u32 u = fs_float_bits(s == 0.0f ? 0.0f : s);
+  u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  return ((fs_u64)u << 32) | (fs_u64)(~(fs_u32)v);
+}
+FS_HD int fs_candidate_index(fs_u64 key) { return (int)~(fs_u32)key; }

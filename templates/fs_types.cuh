@@ -16,3 +16,13 @@ typedef unsigned short fs_u16;
 
 static_assert(sizeof(fs_u32) == 4, "fs_u32 must be 32 bits");
 static_assert(sizeof(fs_u64) == 8, "fs_u64 must be 64 bits");
+
+// A float's bits and back (bit casts, no conversion).
+#if defined(__CUDACC__)
+FS_HD fs_u32 fs_float_bits(float x) { return __float_as_uint(x); }
+FS_HD float fs_bits_float(fs_u32 b) { return __uint_as_float(b); }
+#else
+#include <cstring>
+inline fs_u32 fs_float_bits(float x) { fs_u32 b; std::memcpy(&b, &x, 4); return b; }
+inline float fs_bits_float(fs_u32 b) { float x; std::memcpy(&x, &b, 4); return x; }
+#endif

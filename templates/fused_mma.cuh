@@ -29,6 +29,7 @@ static_assert(FS_TD % 16 == 0 && FS_TD <= 128, "T_d must be 16, 32, 64 or 128");
 static_assert(FS_TV % 4 == 0, "T_V must be a multiple of 4");
 
 #include "epilogue.cuh"
+#include "reduce.cuh"
 
 typedef fs_u16 fs_elem;
 
@@ -136,8 +137,9 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
         acc[mi][ni][0] = acc[mi][ni][1] = acc[mi][ni][2] = acc[mi][ni][3] = 0.0f;
       }
     __syncthreads();
-    fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN, vtile);
+    fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN);
   };
 
   fs_persistent_pipeline<FS_STAGES, FS_TN, FS_TD>(p, load, compute, finish);
+  fs_grid_finish(p);
 }

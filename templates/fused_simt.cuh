@@ -22,6 +22,7 @@ static_assert(FS_TN % FS_NWARPS == 0, "simt: T_N must be a multiple of the warp 
 static_assert(FS_TD % 4 == 0, "simt: T_d must be a multiple of 4");
 
 #include "epilogue.cuh"
+#include "reduce.cuh"
 
 typedef fs_tile_loader<FS_TV, FS_CPR, FS_THREADS, 4, FS_LDS * 4, false> fs_w_loader;
 typedef fs_tile_loader<FS_TN, FS_CPR, FS_THREADS, 4, FS_LDS * 4, false> fs_h_loader;
@@ -77,8 +78,9 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
         acc[i][j] = 0.0f;
       }
     __syncthreads();
-    fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN, vtile);
+    fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN);
   };
 
   fs_persistent_pipeline<FS_STAGES, FS_TN, FS_TD>(p, load, compute, finish);
+  fs_grid_finish(p);
 }

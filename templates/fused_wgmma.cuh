@@ -39,6 +39,7 @@ static_assert(FS_TV % (64 * FS_GROUPS) == 0, "wgmma: T_V must be a multiple of 6
 static_assert(FS_TN % 8 == 0 && FS_TN <= 256 && FS_TN % FS_EPI_N == 0, "wgmma: T_N must be a multiple of 8 up to 256");
 
 #include "epilogue.cuh"
+#include "reduce.cuh"
 
 typedef fs_tile_loader<FS_TV, FS_CPR, FS_THREADS, 2, 128, true> fs_w_loader;
 typedef fs_tile_loader<FS_TN, FS_CPR, FS_THREADS, 2, 128, true> fs_h_loader;
@@ -121,9 +122,10 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
         }
       }
       __syncthreads();
-      fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN + c0, vtile);
+      fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN + c0);
     }
   };
 
   fs_persistent_pipeline<FS_STAGES, FS_TN, FS_TD, FS_WGMMA_LAG>(p, load, compute, finish);
+  fs_grid_finish(p);
 }

@@ -9,16 +9,11 @@
 #define FS_FMUL(a, b) __fmul_rn((a), (b))
 #define FS_FADD(a, b) __fadd_rn((a), (b))
 #define FS_FMA(a, b, c) __fmaf_rn((a), (b), (c))
-FS_HD fs_u32 fs_float_bits(float x) { return __float_as_uint(x); }
-FS_HD float fs_bits_float(fs_u32 b) { return __uint_as_float(b); }
 #else
 #include <cmath>
-#include <cstring>
 #define FS_FMUL(a, b) ((float)(a) * (float)(b))
 #define FS_FADD(a, b) ((float)(a) + (float)(b))
 #define FS_FMA(a, b, c) std::fmaf((a), (b), (c))
-inline fs_u32 fs_float_bits(float x) { fs_u32 b; std::memcpy(&b, &x, 4); return b; }
-inline float fs_bits_float(fs_u32 b) { float x; std::memcpy(&x, &b, 4); return x; }
 #endif
 
 // Uniform in (0, 1): the top 23 bits k of a Philox word give (k + 0.5) * 2^-23,

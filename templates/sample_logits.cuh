@@ -11,6 +11,7 @@
 static_assert(FS_TV % 4 == 0, "T_V must be a multiple of 4");
 
 #include "epilogue.cuh"
+#include "reduce.cuh"
 
 extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const fs_fused_params p) {
   extern __shared__ __align__(128) unsigned char fs_smem[];
@@ -26,5 +27,6 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
     L[nl * FS_LDL + vl] = (n < p.rows && v < p.vocab) ? __ldg(logits + n * p.vocab + v) : 0.0f;
   }
   __syncthreads();
-  fs_tile_epilogue(L, p, v0, n0, vtile);
+  fs_tile_epilogue(L, p, v0, n0);
+  fs_grid_finish(p);
 }

@@ -117,7 +117,7 @@ int cmd_compile(const std::vector<std::string>& argv) {
     info += fmt::format("spec           {}\n", spec.to_string());
     info += fmt::format("threads        {} per block\n", spec.threads());
     info += fmt::format("shared memory  {} bytes per block (dynamic)\n", spec.shared_bytes());
-    for (const char* kernel : {"fs_fused_kernel", "fs_reduce_kernel"})
+    for (const char* kernel : {"fs_fused_kernel", "fs_stream_kernel"})
       if (const auto r = kernel_resources(k, kernel))
         info += fmt::format("resources      {}: {} registers, {} bytes stack, {} / {} bytes spilled (stores / loads)\n",
                             kernel, r->registers, r->stack_bytes, r->spill_store_bytes, r->spill_load_bytes);

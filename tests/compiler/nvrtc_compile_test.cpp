@@ -103,9 +103,11 @@ void check_compiled(const KernelSpec& spec) {
   EXPECT_EQ(k.source, r.source);
   EXPECT_EQ(k.options, r.options);
   EXPECT_EQ(k.cache_key, fs::kernel_cache_key(r));
-  // Both kernels the runtime looks up by name, unmangled (extern "C").
+  // Both kernels the runtime looks up by name, unmangled (extern "C"); the
+  // reduction is part of the fused kernel (one launch per sample call).
   EXPECT_TRUE(has_entry(k.ptx, "fs_fused_kernel")) << "no .entry fs_fused_kernel";
-  EXPECT_TRUE(has_entry(k.ptx, "fs_reduce_kernel")) << "no .entry fs_reduce_kernel";
+  EXPECT_TRUE(has_entry(k.ptx, "fs_stream_kernel")) << "no .entry fs_stream_kernel";
+  EXPECT_FALSE(has_entry(k.ptx, "fs_reduce_kernel")) << "a separate reduction kernel is back";
   if (spec.variant == Variant::wgmma) {
     // One warpgroup MMA of N = T_N per 64 vocabulary rows and k16 step.
     const std::string op = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}", spec.tile_n,
@@ -434,7 +436,7 @@ TEST(KernelResources, ShippedSpecsDoNotSpill) {
       const KernelSpec s = fs::default_spec(DType::bf16, a, rows);
       SCOPED_TRACE(s.to_string());
       const auto k = fs::compile_kernel(s);
-      for (const char* name : {"fs_fused_kernel", "fs_reduce_kernel"}) {
+      for (const char* name : {"fs_fused_kernel", "fs_stream_kernel"}) {
         const auto r = fs::kernel_resources(*k, name);
         ASSERT_TRUE(r.has_value()) << "no ptxas report for " << name << " in:\n" << k->log;
         EXPECT_GT(r->registers, 0);

@@ -94,7 +94,7 @@ TEST(ReferenceGreedy, NegativeLogitsAndSingleToken) {
   for (const auto& x : r1) EXPECT_EQ(x.index, 0);
 }
 
-// As the kernels (templates/epilogue.cuh, reduce.cuh): a NaN score never
+// As the kernels (templates/epilogue.cuh, fs_params.cuh's fs_better): a NaN score never
 // wins, a row of only NaN gets -1, and a row of -inf scores picks index 0.
 TEST(ReferenceSpecialValues, NanNeverWinsInfRowPicksFirst) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();

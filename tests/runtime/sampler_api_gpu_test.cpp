@@ -235,6 +235,47 @@ TEST(SamplerApiGpu, DeterministicAcrossCallsAndSamplers) {
   }
 }
 
+// Each launch leaves the workspace clean for the next one (its last block
+// zeroes the running winners and the block counter): calls of different shapes
+// queued back to back with no host sync in between give what each gives alone.
+TEST(SamplerApiGpu, BackToBackCallsOfDifferentShapesAreIndependent) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const Problem pb(DType::bf16, rng);
+  Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
+  struct Call {
+    std::int64_t rows;
+    int S;
+    std::uint64_t seed;
+  };
+  const std::vector<Call> calls = {{pb.N, 3, rng()}, {5, 1, rng()}, {1, 4, rng()}, {pb.N, 2, rng()}, {5, 1, rng()}};
+  auto args = [&](const Call& c, const DeviceMemory& out) {
+    SampleArgs a = pb.args(out, c.S);
+    a.rows = c.rows;
+    a.seed = c.seed;
+    return a;
+  };
+  std::vector<DeviceMemory> outs;
+  for (const Call& c : calls) {
+    outs.emplace_back(std::size_t(c.rows * c.S) * 8);
+    testing::poison(outs.back());
+  }
+  FS_CU(cuCtxSynchronize());
+  for (std::size_t i = 0; i < calls.size(); ++i) sampler.sample(args(calls[i], outs[i]), nullptr);  // no sync between
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    SCOPED_TRACE("call " + std::to_string(i));
+    const std::size_t n = std::size_t(calls[i].rows * calls[i].S);
+    const auto queued = from_device<std::int64_t>(outs[i], n);
+    expect_all_in_range(queued, pb.V, "queued call");
+    const auto alone = run64(n, [&](const DeviceMemory& out) {
+      sampler.sample(args(calls[i], out), nullptr);
+      FS_CU(cuCtxSynchronize());
+    });
+    EXPECT_EQ(queued, alone) << "a call queued behind others differs from the same call alone";
+  }
+}
+
 // Every output element is written, nothing after the last one is: the output
 // buffer and a guard region after it are poisoned with 0xAB bytes first. For
 // int64 and int32 outputs, the fused path and sample_logits.
