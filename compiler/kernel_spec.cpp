@@ -30,10 +30,11 @@ constexpr std::array<std::pair<std::string_view, Arch>, 5> kArchs{{{"sm_80", Arc
                                                                    {"sm_89", Arch::sm_89},
                                                                    {"sm_90", Arch::sm_90},
                                                                    {"sm_90a", Arch::sm_90a}}};
-constexpr std::array<std::pair<std::string_view, Variant>, 4> kVariants{{{"mma_sync", Variant::mma_sync},
+constexpr std::array<std::pair<std::string_view, Variant>, 5> kVariants{{{"mma_sync", Variant::mma_sync},
                                                                          {"simt", Variant::simt},
                                                                          {"logits", Variant::logits},
-                                                                         {"wgmma", Variant::wgmma}}};
+                                                                         {"wgmma", Variant::wgmma},
+                                                                         {"wgmma_ws", Variant::wgmma_ws}}};
 
 template <typename E, std::size_t K>
 std::string_view name_of(E e, const std::array<std::pair<std::string_view, E>, K>& table) {
@@ -65,8 +66,10 @@ Arch arch_for_compute_capability(int major, int minor) {
   throw Unsupported(fmt::format("compute capability {}.{} is not supported (need 8.0 or newer)", major, minor));
 }
 
+bool is_wgmma(Variant variant) { return variant == Variant::wgmma || variant == Variant::wgmma_ws; }
+
 Arch target_arch(Variant variant, Arch device_arch) {
-  if (variant == Variant::wgmma && device_arch == Arch::sm_90) return Arch::sm_90a;
+  if (is_wgmma(variant) && device_arch == Arch::sm_90) return Arch::sm_90a;
   return device_arch;
 }
 
@@ -84,6 +87,9 @@ std::size_t KernelSpec::shared_bytes() const {
       return epilogue;
     case Variant::wgmma:  // stages, the staged logits (64 batch rows per pass), 1 KiB for 1024-byte alignment
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(std::min(tile_n, 64)) * ldl * 4 + 1024;
+    case Variant::wgmma_ws:  // stages, two consumers' staged logits, the stages' full/empty barriers, 1 KiB slack
+      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 +
+             2 * std::size_t(std::min(tile_n, 4096 / std::max(tile_v, 1))) * ldl * 4 + std::size_t(stages) * 16 + 1024;
   }
   return epilogue;
 }
@@ -118,15 +124,25 @@ void KernelSpec::validate() const {
     case Variant::logits:
       break;
     case Variant::wgmma:
-      if (dtype == DType::fp32) throw Unsupported("variant wgmma needs bf16 or fp16 (fp32 uses simt)");
+    case Variant::wgmma_ws: {
+      const std::string_view name = fusedsample::to_string(variant);
+      if (dtype == DType::fp32) throw Unsupported(fmt::format("variant {} needs bf16 or fp16 (fp32 uses simt)", name));
       if (arch != Arch::sm_90a)
-        throw Unsupported(fmt::format("variant wgmma needs arch sm_90a (Hopper's arch-specific target), not {}",
+        throw Unsupported(fmt::format("variant {} needs arch sm_90a (Hopper's arch-specific target), not {}", name,
                                       fusedsample::to_string(arch)));
-      if (tile_d != 64) bad("wgmma: tile_d must be 64 (one 128-byte swizzled row per stage)");
-      if (warps_n != 1 || warps_m % 4 != 0) bad("wgmma: warps must be whole warpgroups along the vocabulary (w4x1, w8x1, ...)");
-      if (tile_v % (16 * warps_m) != 0) bad("wgmma: tile_v must be a multiple of 64 per warpgroup");
-      if ((tile_v / (16 * warps_m)) * tile_n / 2 > 128) bad("wgmma: more than 128 accumulators per thread");
+      if (tile_d != 64) bad(fmt::format("{}: tile_d must be 64 (one 128-byte swizzled row per stage)", name));
+      if (variant == Variant::wgmma) {
+        if (warps_n != 1 || warps_m % 4 != 0)
+          bad("wgmma: warps must be whole warpgroups along the vocabulary (w4x1, w8x1, ...)");
+        if (tile_v % (16 * warps_m) != 0) bad("wgmma: tile_v must be a multiple of 64 per warpgroup");
+        if ((tile_v / (16 * warps_m)) * tile_n / 2 > 128) bad("wgmma: more than 128 accumulators per thread");
+      } else {
+        if (warps_m != 12 || warps_n != 1) bad("wgmma_ws: warps must be w12x1 (one producer, two consumer warpgroups)");
+        if (tile_v != 64 && tile_v != 128) bad("wgmma_ws: tile_v (one consumer's rows) must be 64 or 128");
+        if ((tile_v / 64) * tile_n / 2 > 128) bad("wgmma_ws: more than 128 accumulators per thread");
+      }
       break;
+    }
   }
   if (shared_bytes() > 227 * 1024) bad(fmt::format("needs {} bytes of shared memory (> 227 KiB)", shared_bytes()));
 }

@@ -5,7 +5,8 @@
 // them. Folds the tile's winner per (row, sample) into p.best (atomic max of
 // packed candidates, so the order of tiles cannot change the result).
 // Needs FS_TV, FS_TN, FS_THREADS, FS_LDL (row stride of the staged tile);
-// FS_EPI_N (default FS_TN) is the number of batch rows staged per call.
+// FS_EPI_N (default FS_TN) is the number of batch rows staged per call;
+// FS_EPI_WARPS (default all) the warps that share it, `warp` being 0.. of them.
 #pragma once
 #include "fs_params.cuh"
 #include "philox.cuh"
@@ -26,15 +27,17 @@ __device__ __forceinline__ void fs_warp_argmax(float& best, int& bi) {
 
 // Rows per warp handled together: their Philox and log chains are
 // independent, so interleaving them hides the latency of each.
+#ifndef FS_EPI_WARPS
+#define FS_EPI_WARPS (FS_THREADS / 32)  // warps sharing one epilogue call
+#endif
 #ifndef FS_EPI_R
-#define FS_EPI_WARPS (FS_THREADS / 32)
 #define FS_EPI_R (FS_EPI_N >= 4 * FS_EPI_WARPS ? 4 : FS_EPI_N >= 2 * FS_EPI_WARPS ? 2 : 1)
 #endif
 
 __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_params& p,
-                                                 fs_i64 v0, fs_i64 n0) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  for (int nb = warp * FS_EPI_R; nb < FS_EPI_N; nb += (FS_THREADS / 32) * FS_EPI_R) {
+                                                 fs_i64 v0, fs_i64 n0, int warp = threadIdx.x >> 5) {
+  const int lane = threadIdx.x & 31;
+  for (int nb = warp * FS_EPI_R; nb < FS_EPI_N; nb += FS_EPI_WARPS * FS_EPI_R) {
     bool exists[FS_EPI_R], valid[FS_EPI_R], greedy[FS_EPI_R];
     float inv_tau[FS_EPI_R];
     fs_u64 seed[FS_EPI_R], offset[FS_EPI_R];

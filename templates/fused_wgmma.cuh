@@ -19,6 +19,7 @@
 #include "fs_params.cuh"
 #include "pipeline.cuh"
 #include "persistent_pipeline.cuh"
+#include "wgmma_ops.cuh"
 
 #define FS_THREADS (32 * FS_WARPS_M)
 #define FS_GROUPS (FS_WARPS_M / 4)         // warpgroups
@@ -43,24 +44,6 @@ static_assert(FS_TN % 8 == 0 && FS_TN <= 256 && FS_TN % FS_EPI_N == 0, "wgmma: T
 
 typedef fs_tile_loader<FS_TV, FS_CPR, FS_THREADS, 2, 128, true> fs_w_loader;
 typedef fs_tile_loader<FS_TN, FS_CPR, FS_THREADS, 2, 128, true> fs_h_loader;
-
-// Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups
-// 1024 bytes apart (stride byte offset), leading byte offset unused (1).
-__device__ __forceinline__ fs_u64 fs_wgmma_desc(unsigned smem_addr) {
-  fs_u64 d = (fs_u64)((smem_addr & 0x3FFFF) >> 4);
-  d |= (fs_u64)1 << 16;
-  d |= (fs_u64)(1024 >> 4) << 32;
-  d |= (fs_u64)1 << 62;
-  return d;
-}
-
-__device__ __forceinline__ void fs_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void fs_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void fs_wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
-// Orders the cp.async (generic proxy) writes of a stage before the tensor
-// cores' (async proxy) reads of it.
-__device__ __forceinline__ void fs_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
 extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(const fs_fused_params p) {
   extern __shared__ __align__(128) unsigned char fs_smem_raw[];

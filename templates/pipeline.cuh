@@ -50,8 +50,8 @@ struct fs_tile_loader {
   int kc;             // first element of this thread's chunk within a stage
   int smem0;          // shared byte offset of (r0, c)
 
-  __device__ __forceinline__ void init(const void* src, fs_i64 row0, fs_i64 rows, fs_i64 d) {
-    const int r0 = threadIdx.x / CPR, c = threadIdx.x % CPR;
+  __device__ __forceinline__ void init(const void* src, fs_i64 row0, fs_i64 rows, fs_i64 d, int tid = threadIdx.x) {
+    const int r0 = tid / CPR, c = tid % CPR;
     kc = c * (16 / ELEM);
     row_bytes = d * ELEM;
     any = static_cast<const char*>(src);
@@ -83,13 +83,14 @@ struct fs_operand_loader {
   HLoader h;
   int vtile = -1, ntile = -1;
 
-  __device__ __forceinline__ void load(const fs_fused_params& p, void* w_stage, void* h_stage, int vt, int nt, int kt) {
+  __device__ __forceinline__ void load(const fs_fused_params& p, void* w_stage, void* h_stage, int vt, int nt, int kt,
+                                       int tid = threadIdx.x) {
     if (vt != vtile) {
-      w.init(p.weights, (fs_i64)vt * TV, p.vocab, p.hidden_dim);
+      w.init(p.weights, (fs_i64)vt * TV, p.vocab, p.hidden_dim, tid);
       vtile = vt;
     }
     if (nt != ntile) {
-      h.init(p.hidden, (fs_i64)nt * TN, p.rows, p.hidden_dim);
+      h.init(p.hidden, (fs_i64)nt * TN, p.rows, p.hidden_dim, tid);
       ntile = nt;
     }
     w.issue(static_cast<unsigned char*>(w_stage), kt * TD, (int)p.hidden_dim);

@@ -11,8 +11,11 @@ enum class DType { bf16, fp16, fp32 };
 enum class Arch { sm_80, sm_86, sm_89, sm_90, sm_90a };
 // mma_sync: tensor cores (bf16/fp16); simt: fp32 on the FMA pipes;
 // logits: sample fp32 logits already in memory (the unfused pipeline's half);
-// wgmma: Hopper warpgroup MMA (bf16/fp16, sm_90a only).
-enum class Variant { mma_sync, simt, logits, wgmma };
+// wgmma: Hopper warpgroup MMA (bf16/fp16, sm_90a only);
+// wgmma_ws: the same MMAs, warp-specialized: a producer warpgroup streams the
+// stages, two consumer warpgroups ping-pong between MMAs and the epilogue
+// (w12x1; tile_v = one consumer's 64 or 128 vocabulary rows).
+enum class Variant { mma_sync, simt, logits, wgmma, wgmma_ws };
 
 std::string_view to_string(DType);
 std::string_view to_string(Arch);
@@ -26,6 +29,7 @@ std::size_t dtype_size(DType);
 Arch arch_for_compute_capability(int major, int minor);
 // The arch to compile `variant` for on a device of `device_arch`: wgmma needs
 // the arch-specific sm_90a target on an sm_90 device; others use the device's.
+bool is_wgmma(Variant variant);  // wgmma or wgmma_ws
 Arch target_arch(Variant variant, Arch device_arch);
 
 struct KernelSpec {

@@ -108,7 +108,7 @@ void check_compiled(const KernelSpec& spec) {
   EXPECT_TRUE(has_entry(k.ptx, "fs_fused_kernel")) << "no .entry fs_fused_kernel";
   EXPECT_TRUE(has_entry(k.ptx, "fs_stream_kernel")) << "no .entry fs_stream_kernel";
   EXPECT_FALSE(has_entry(k.ptx, "fs_reduce_kernel")) << "a separate reduction kernel is back";
-  if (spec.variant == Variant::wgmma) {
+  if (fs::is_wgmma(spec.variant)) {
     // One warpgroup MMA of N = T_N per 64 vocabulary rows and k16 step.
     const std::string op = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}", spec.tile_n,
                                        spec.dtype == DType::bf16 ? "bf16.bf16" : "f16.f16");
@@ -151,6 +151,10 @@ std::vector<CompileCase> all_cases() {
     out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 128, 64, 64, 3, 4, 1)});
     out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 128, 24, 64, 4, 8, 1)});
     out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 64, 256, 64, 3, 4, 1)});
+    // Warp-specialized: smallest and largest N, one and two 64-row blocks.
+    out.push_back({make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 64, 8, 64, 6, 12, 1)});
+    out.push_back({make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 128, 128, 64, 4, 12, 1)});
+    out.push_back({make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 64, 256, 64, 4, 12, 1)});
   }
   return out;
 }

@@ -119,9 +119,15 @@ inline KernelSpec make_wgmma_spec(DType dtype, int tile_v, int tile_n, int stage
   return build_spec(dtype, Variant::wgmma, Arch::sm_90a, tile_v, tile_n, 64, stages, warps_m, 1);
 }
 
+// A warp-specialized wgmma spec (one producer, two consumer warpgroups).
+inline KernelSpec make_wgmma_ws_spec(DType dtype, int tile_v, int tile_n, int stages) {
+  return build_spec(dtype, Variant::wgmma_ws, Arch::sm_90a, tile_v, tile_n, 64, stages, 12, 1);
+}
+
 // The tile configs the tests force: at least three per dtype, and for
 // bf16/fp16 the wgmma variant's corners (smallest and largest N, two 64-row
-// blocks per warpgroup, two warpgroups), which run on Hopper only.
+// blocks per warpgroup, two warpgroups) and the warp-specialized variant's,
+// which run on Hopper only.
 inline std::vector<KernelSpec> forced_specs(DType dtype) {
   if (dtype == DType::fp32)
     return {make_spec(dtype, 64, 8, 32, 3, 4, 1), make_spec(dtype, 128, 32, 32, 3, 4, 1),
@@ -129,19 +135,22 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
   return {make_spec(dtype, 64, 8, 32, 3, 4, 1),        make_spec(dtype, 128, 16, 64, 4, 4, 1),
           make_spec(dtype, 128, 64, 64, 3, 2, 2),      make_spec(dtype, 256, 32, 64, 3, 4, 2),
           make_wgmma_spec(dtype, 64, 8, 4, 4),         make_wgmma_spec(dtype, 128, 64, 3, 4),
-          make_wgmma_spec(dtype, 128, 40, 4, 8),       make_wgmma_spec(dtype, 64, 256, 3, 4)};
+          make_wgmma_spec(dtype, 128, 40, 4, 8),       make_wgmma_spec(dtype, 64, 256, 3, 4),
+          make_wgmma_ws_spec(dtype, 64, 8, 6),         make_wgmma_ws_spec(dtype, 128, 128, 4),
+          make_wgmma_ws_spec(dtype, 64, 256, 4),       make_wgmma_ws_spec(dtype, 128, 40, 3)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
 inline bool spec_runs_here(const KernelSpec& spec) {
-  if (spec.variant != Variant::wgmma) return true;
+  if (!is_wgmma(spec.variant)) return true;
   const auto devices = list_devices();
   return !devices.empty() && devices[0].cc_major == 9 && devices[0].cc_minor == 0;
 }
 
 // "tv64_tn8_td32_s3_w4x1" (a gtest-safe name of a spec's tiles).
 inline std::string tiles_name(const KernelSpec& s) {
-  return std::string(s.variant == Variant::wgmma ? "wgmma_" : "") + "tv" + std::to_string(s.tile_v) + "_tn" + std::to_string(s.tile_n) + "_td" + std::to_string(s.tile_d) + "_s" +
+  const std::string variant = is_wgmma(s.variant) ? std::string(to_string(s.variant)) + "_" : "";
+  return variant + "tv" + std::to_string(s.tile_v) + "_tn" + std::to_string(s.tile_n) + "_td" + std::to_string(s.tile_d) + "_s" +
          std::to_string(s.stages) + "_w" + std::to_string(s.warps_m) + "x" + std::to_string(s.warps_n);
 }
 

@@ -1,0 +1,144 @@
+// fused_wgmma_ws.cuh: the warp-specialized wgmma kernel (sm_90a, bf16/fp16).
+// Three warpgroups per block:
+//   producer    (warpgroup 0) streams (T_V x 64) W and (T_N x 64) H stages
+//               with cp.async into a ring of FS_STAGES stages; each stage's
+//               copies arrive on its `full` mbarrier when they land;
+//   consumer 0/1 (warpgroups 1, 2) take the block's tiles in turn (ping-pong):
+//               while one runs its tile's MMAs the other runs the previous
+//               tile's Gumbel epilogue, so the epilogue's ALU work overlaps
+//               the tensor cores instead of stalling them. A consumer frees a
+//               stage (its `empty` mbarrier) once the MMAs that read it are
+//               done.
+// The stage layout (128-byte rows, chunk c of row r at c ^ (r & 7), stages on
+// 1024-byte boundaries) is wgmma's K-major 128-byte swizzle, as in
+// fused_wgmma.cuh. The producer gives its registers to the consumers
+// (setmaxnreg), which hold up to 128 fp32 accumulators per thread.
+//
+// Prelude macros: FS_TV (64 or 128: one consumer's vocabulary rows) FS_TN
+// FS_TD(=64) FS_STAGES FS_WARPS_M(=12) FS_WARPS_N(=1), FS_DTYPE_BF16 /
+// FS_DTYPE_F16, and the generated fs_wgmma_k16(acc, desc_w, desc_h).
+#pragma once
+#include "fs_params.cuh"
+#include "pipeline.cuh"
+#include "mbarrier.cuh"
+#include "wgmma_ops.cuh"
+
+#define FS_THREADS (32 * FS_WARPS_M)
+#define FS_MI (FS_TV / 64)                  // 64-row blocks per consumer tile
+#define FS_NACC (FS_TN / 2)                 // fp32 accumulators per thread per 64-row block
+#define FS_CPR 8                            // 16-byte chunks per 128-byte stage row
+#define FS_LDL (FS_TV + 4)                  // row stride of a consumer's staged logits
+#define FS_EPI_N (FS_TN < 4096 / FS_TV ? FS_TN : 4096 / FS_TV)  // batch rows per epilogue pass
+#define FS_EPI_WARPS 4                      // one consumer warpgroup runs each epilogue
+#define FS_EPI_R 2                          // rows per warp at a time: registers are for the accumulators
+static_assert(FS_TD == 64, "wgmma_ws: T_d must be 64 (one 128-byte swizzle row)");
+static_assert(FS_WARPS_M == 12 && FS_WARPS_N == 1, "wgmma_ws: one producer and two consumer warpgroups (w12x1)");
+static_assert(FS_TV == 64 || FS_TV == 128, "wgmma_ws: T_V is 64 or 128 rows per consumer");
+static_assert(FS_TN % 8 == 0 && FS_TN <= 256 && FS_TN % FS_EPI_N == 0, "wgmma_ws: T_N must be a multiple of 8 up to 256");
+static_assert(FS_MI * FS_NACC <= 128, "wgmma_ws: at most 128 accumulators per thread");
+
+#include "epilogue.cuh"
+#include "reduce.cuh"
+
+typedef fs_tile_loader<FS_TV, FS_CPR, 128, 2, 128, true> fs_w_loader;
+typedef fs_tile_loader<FS_TN, FS_CPR, 128, 2, 128, true> fs_h_loader;
+
+extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(const fs_fused_params p) {
+  extern __shared__ __align__(128) unsigned char fs_smem_raw[];
+  const unsigned raw = fs_smem_addr(fs_smem_raw);
+  unsigned char* fs_smem = fs_smem_raw + (((raw + 1023u) & ~1023u) - raw);  // shared_bytes() has the slack
+  fs_u16* Ws = reinterpret_cast<fs_u16*>(fs_smem);
+  fs_u16* Hs = Ws + FS_STAGES * FS_TV * FS_TD;
+  float* Ls = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // [2][FS_EPI_N][FS_LDL]
+  fs_u64* full = reinterpret_cast<fs_u64*>(Ls + 2 * FS_EPI_N * FS_LDL);  // [FS_STAGES]
+  fs_u64* empty = full + FS_STAGES;                                      // [FS_STAGES]
+
+  const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
+  if (threadIdx.x == 0)
+    for (int s = 0; s < FS_STAGES; ++s) {
+      fs_mbar_init(&full[s], 128);   // every producer thread's copies
+      fs_mbar_init(&empty[s], 128);  // every thread of the consuming warpgroup
+    }
+  __syncthreads();
+
+  const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;
+  const fs_i64 total_tiles = (fs_i64)p.num_vtiles * n_tiles;
+  const int ktiles = (int)((p.hidden_dim + FS_TD - 1) / FS_TD);
+
+  if (wg == 0) {
+    // Producer: every stage of every tile of this block, in order.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n");
+    fs_operand_loader<fs_w_loader, fs_h_loader, FS_TV, FS_TN, FS_TD> loader;
+    fs_i64 it = 0;
+    for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
+      const int vt = (int)(tile / n_tiles), nt = (int)(tile % n_tiles);
+      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        const int st = (int)(it % FS_STAGES);
+        const fs_i64 round = it / FS_STAGES;
+        if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1));
+        loader.load(p, Ws + st * FS_TV * FS_TD, Hs + st * FS_TN * FS_TD, vt, nt, kt, tid);
+        fs_mbar_arrive_cp_async(&full[st]);
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
+    const int c = wg - 1, wq = tid >> 5, lane = tid & 31;
+    float* L = Ls + c * FS_EPI_N * FS_LDL;
+    float acc[FS_MI][FS_NACC];
+#pragma unroll
+    for (int i = 0; i < FS_MI; ++i)
+#pragma unroll
+      for (int j = 0; j < FS_NACC; ++j) acc[i][j] = 0.0f;
+
+    fs_i64 j = 0;  // the block's tile number
+    for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, ++j) {
+      if ((int)(j & 1) != c) continue;
+      const fs_i64 it0 = j * ktiles;
+      for (int kt = 0; kt < ktiles; ++kt) {
+        const fs_i64 it = it0 + kt;
+        const int st = (int)(it % FS_STAGES);
+        fs_mbar_wait(&full[st], (unsigned)((it / FS_STAGES) & 1));
+        fs_fence_proxy_async();  // the landed cp.async data before the tensor cores read it
+        const unsigned w0 = fs_smem_addr(Ws + st * FS_TV * FS_TD);
+        const unsigned h0 = fs_smem_addr(Hs + st * FS_TN * FS_TD);
+        fs_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < FS_TD / 16; ++kk) {
+          const fs_u64 dh = fs_wgmma_desc(h0 + kk * 32);
+#pragma unroll
+          for (int mi = 0; mi < FS_MI; ++mi) fs_wgmma_k16(acc[mi], fs_wgmma_desc(w0 + mi * 64 * 128 + kk * 32), dh);
+        }
+        fs_wgmma_commit();
+        fs_wgmma_wait<1>();  // the previous stage's MMAs are done: free it
+        if (kt > 0) fs_mbar_arrive(&empty[(int)((it - 1) % FS_STAGES)]);
+      }
+      fs_wgmma_wait<0>();
+      fs_mbar_arrive(&empty[(int)((it0 + ktiles - 1) % FS_STAGES)]);
+
+      // Epilogue, FS_EPI_N batch rows per pass. Accumulator i of a 64-row
+      // block: row 16*wq + g (+8 if i&2), batch column 8*(i/4) + 2t + (i&1).
+      const int vtile = (int)(tile / n_tiles), ntile = (int)(tile % n_tiles);
+      const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+      for (int c0 = 0; c0 < FS_TN; c0 += FS_EPI_N) {
+        fs_named_barrier(1 + c, 128);  // the previous pass (or tile) has read L
+#pragma unroll
+        for (int mi = 0; mi < FS_MI; ++mi) {
+          const int v = mi * 64 + wq * 16 + g;
+#pragma unroll
+          for (int jj = c0 / 8; jj < (c0 + FS_EPI_N) / 8; ++jj) {
+            const int n = 8 * jj + 2 * t - c0;
+            L[n * FS_LDL + v] = acc[mi][4 * jj + 0];
+            L[(n + 1) * FS_LDL + v] = acc[mi][4 * jj + 1];
+            L[n * FS_LDL + v + 8] = acc[mi][4 * jj + 2];
+            L[(n + 1) * FS_LDL + v + 8] = acc[mi][4 * jj + 3];
+            acc[mi][4 * jj + 0] = acc[mi][4 * jj + 1] = acc[mi][4 * jj + 2] = acc[mi][4 * jj + 3] = 0.0f;
+          }
+        }
+        fs_named_barrier(1 + c, 128);
+        fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN + c0, wq);
+      }
+    }
+  }
+  fs_grid_finish(p);
+}
