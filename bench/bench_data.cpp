@@ -45,13 +45,13 @@ std::vector<std::uint8_t> fill(std::size_t n, DType dtype, float scale, std::uin
 
 }  // namespace
 
-std::unique_ptr<ShapeData> make_shape_data(Shape shape, DType dtype, std::int64_t max_rows) {
+std::unique_ptr<ShapeData> make_shape_data(Shape shape, DType dtype, std::int64_t max_rows, float logit_std) {
   auto d = std::make_unique<ShapeData>();
   d->shape = shape;
   d->dtype = dtype;
   d->max_rows = max_rows;
   const auto w = fill(std::size_t(shape.vocab * shape.hidden), dtype, 1.0f, 1);
-  const auto h = fill(std::size_t(max_rows * shape.hidden), dtype, 1.0f / std::sqrt(float(shape.hidden)), 2);
+  const auto h = fill(std::size_t(max_rows * shape.hidden), dtype, logit_std / std::sqrt(float(shape.hidden)), 2);
   d->weights = runtime::DeviceMemory(w.size());
   d->weights.upload(w.data(), w.size());
   d->hidden = runtime::DeviceMemory(h.size());

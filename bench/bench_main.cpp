@@ -35,6 +35,7 @@ struct Options {
   std::vector<std::int64_t> rows{1, 2, 4, 8, 16, 32, 64, 128, 256};
   int reps = 50;
   float temperature = 1.0f;  // --fs_temperature (0 = greedy: no noise drawn)
+  float logit_std = 1.0f;    // --fs_logit_std: the logits' standard deviation (spread decides the exact skip)
   std::string table_path;
   std::vector<std::string> sweep_specs;  // --fs_specs: extra forced configs to time
 };
@@ -61,7 +62,7 @@ std::map<std::pair<std::int64_t, std::int64_t>, ShapeState> g_shapes;
 ShapeState& shape_state(fb::Shape s) {
   auto& st = g_shapes[{s.vocab, s.hidden}];
   if (!st.data) {
-    st.data = fb::make_shape_data(s, fs::DType::bf16, 256);
+    st.data = fb::make_shape_data(s, fs::DType::bf16, 256, g_opt.logit_std);
     st.sampler = std::make_unique<fs::Sampler>(fs::SamplerOptions{.vocab = s.vocab, .hidden = s.hidden, .dtype = fs::DType::bf16});
     st.sampler->reserve(256, 1);
   }
@@ -210,6 +211,7 @@ void parse_own_flags(int& argc, char** argv) {
     else if (a.rfind("--fs_reps=", 0) == 0) g_opt.reps = std::stoi(a.substr(10));
     else if (a.rfind("--fs_table=", 0) == 0) g_opt.table_path = a.substr(11);
     else if (a.rfind("--fs_temperature=", 0) == 0) g_opt.temperature = std::stof(a.substr(17));
+    else if (a.rfind("--fs_logit_std=", 0) == 0) g_opt.logit_std = std::stof(a.substr(15));
     else if (a.rfind("--fs_specs=", 0) == 0) {
       std::stringstream in(a.substr(11));
       std::string spec;
@@ -255,9 +257,10 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     const auto dev = fs::list_devices().at(0);
-    const std::string table = fmt::format("GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number\n{}", dev.name,
-                                          dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps,
-                                          summary_table() + sweep_table());
+    const std::string table = fmt::format(
+        "GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number; logits ~ N(0, {}^2), temperature {}\n{}", dev.name,
+        dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps, g_opt.logit_std, g_opt.temperature,
+        summary_table() + sweep_table());
     std::printf("%s\n", table.c_str());
     if (!g_opt.table_path.empty()) std::ofstream(g_opt.table_path) << table;
   } catch (const std::exception& e) {

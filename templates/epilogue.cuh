@@ -66,20 +66,45 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
       for (int g = lane; g < FS_TV / 4; g += 32) {
         const fs_i64 v = v0 + 4 * g;
         if (v >= p.vocab) break;
+        float4 l4[FS_EPI_R];
+        bool noise = false;  // some sampled row of this group could still win
 #pragma unroll
         for (int r = 0; r < FS_EPI_R; ++r) {
-          // Noise is drawn for every row (also greedy/invalid ones, then
-          // ignored) so the R chains stay branch-free and interleave.
-          const float4 l4 = *reinterpret_cast<const float4*>(row[r] + 4 * g);
-          const float lv[4] = {l4.x, l4.y, l4.z, l4.w};
-          const fs_philox_ctr c = fs_noise_block(seed[r], offset[r], (fs_u64)v, (fs_u32)s);
+          l4[r] = *reinterpret_cast<const float4*>(row[r] + 4 * g);
+          // Exact skip: every noise value is <= FS_GUMBEL_MAX and rounding is
+          // monotone, so if l * inv_tau + FS_GUMBEL_MAX (rounded as the score
+          // is) is below this lane's running best for every l of the group,
+          // none of the four can win or tie: their noise is not drawn.
+          // fmaxf drops NaN (a NaN score never wins); greedy rows need none.
+          const float lmax = fmaxf(fmaxf(l4[r].x, l4[r].y), fmaxf(l4[r].z, l4[r].w));
+          noise |= valid[r] && !greedy[r] && !(FS_FMA(lmax, inv_tau[r], FS_GUMBEL_MAX) < best[r]);
+        }
+        if (noise) {
+          // Noise for every row of the group (also greedy/invalid/hopeless
+          // ones, then ignored) so the R chains stay branch-free and interleave.
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const float sc = greedy[r] ? lv[j] : FS_FMA(lv[j], inv_tau[r], fs_gumbel_from_bits(c.v[j]));
-            if (valid[r] && v + j < p.vocab && fs_better(sc, (int)(v + j), best[r], bi[r])) {
-              best[r] = sc;
-              bi[r] = (int)(v + j);
+          for (int r = 0; r < FS_EPI_R; ++r) {
+            const float lv[4] = {l4[r].x, l4[r].y, l4[r].z, l4[r].w};
+            const fs_philox_ctr c = fs_noise_block(seed[r], offset[r], (fs_u64)v, (fs_u32)s);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              const float sc = greedy[r] ? lv[j] : FS_FMA(lv[j], inv_tau[r], fs_gumbel_from_bits(c.v[j]));
+              if (valid[r] && v + j < p.vocab && fs_better(sc, (int)(v + j), best[r], bi[r])) {
+                best[r] = sc;
+                bi[r] = (int)(v + j);
+              }
             }
+          }
+        } else {
+#pragma unroll
+          for (int r = 0; r < FS_EPI_R; ++r) {
+            const float lv[4] = {l4[r].x, l4[r].y, l4[r].z, l4[r].w};
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+              if (greedy[r] && valid[r] && v + j < p.vocab && fs_better(lv[j], (int)(v + j), best[r], bi[r])) {
+                best[r] = lv[j];
+                bi[r] = (int)(v + j);
+              }
           }
         }
       }

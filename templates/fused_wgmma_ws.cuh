@@ -8,7 +8,10 @@
 //               tile's Gumbel epilogue, so the epilogue's ALU work overlaps
 //               the tensor cores instead of stalling them. A consumer frees a
 //               stage (its `empty` mbarrier) once the MMAs that read it are
-//               done.
+//               done, and signals `order[c]` when its tile's MMAs are done.
+// A phase-parity wait is only unambiguous within one phase of the barrier:
+// the `order` handshake keeps each consumer's waits on a stage in round order
+// (without it a consumer could pass a wait one whole round early).
 // The stage layout (128-byte rows, chunk c of row r at c ^ (r & 7), stages on
 // 1024-byte boundaries) is wgmma's K-major 128-byte swizzle, as in
 // fused_wgmma.cuh. The producer gives its registers to the consumers
@@ -28,10 +31,18 @@
 #define FS_NACC (FS_TN / 2)                 // fp32 accumulators per thread per 64-row block
 #define FS_CPR 8                            // 16-byte chunks per 128-byte stage row
 #define FS_LDL (FS_TV + 4)                  // row stride of a consumer's staged logits
-#define FS_EPI_N (FS_TN < 4096 / FS_TV ? FS_TN : 4096 / FS_TV)  // batch rows per epilogue pass
+// Batch rows per epilogue pass: the largest multiple of 8 that divides T_N
+// and keeps a consumer's staged logits at 4096 floats (as shared_bytes()).
+__host__ __device__ constexpr int fs_ws_epi_rows(int tn, int tv) {
+  int r = 4096 / tv < tn ? 4096 / tv : tn;
+  while (tn % r != 0) r -= 8;
+  return r;
+}
+#define FS_EPI_N fs_ws_epi_rows(FS_TN, FS_TV)
 #define FS_EPI_WARPS 4                      // one consumer warpgroup runs each epilogue
-#define FS_EPI_R 2                          // rows per warp at a time: registers are for the accumulators
+#define FS_EPI_R (FS_MI * FS_NACC <= 64 ? 4 : 2)  // rows per warp at a time, as registers allow
 static_assert(FS_TD == 64, "wgmma_ws: T_d must be 64 (one 128-byte swizzle row)");
+static_assert(FS_STAGES >= 3, "wgmma_ws: at least three stages");
 static_assert(FS_WARPS_M == 12 && FS_WARPS_N == 1, "wgmma_ws: one producer and two consumer warpgroups (w12x1)");
 static_assert(FS_TV == 64 || FS_TV == 128, "wgmma_ws: T_V is 64 or 128 rows per consumer");
 static_assert(FS_TN % 8 == 0 && FS_TN <= 256 && FS_TN % FS_EPI_N == 0, "wgmma_ws: T_N must be a multiple of 8 up to 256");
@@ -52,6 +63,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
   float* Ls = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // [2][FS_EPI_N][FS_LDL]
   fs_u64* full = reinterpret_cast<fs_u64*>(Ls + 2 * FS_EPI_N * FS_LDL);  // [FS_STAGES]
   fs_u64* empty = full + FS_STAGES;                                      // [FS_STAGES]
+  fs_u64* order = empty + FS_STAGES;                                     // [2]: a consumer's MMAs done
 
   const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
   if (threadIdx.x == 0)
@@ -59,6 +71,10 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
       fs_mbar_init(&full[s], 128);   // every producer thread's copies
       fs_mbar_init(&empty[s], 128);  // every thread of the consuming warpgroup
     }
+  if (threadIdx.x == 0) {
+    fs_mbar_init(&order[0], 128);
+    fs_mbar_init(&order[1], 128);
+  }
   __syncthreads();
 
   const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;
@@ -67,7 +83,9 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
 
   if (wg == 0) {
     // Producer: every stage of every tile of this block, in order.
+#ifndef FS_NO_SETMAXNREG
     asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n");
+#endif
     fs_operand_loader<fs_w_loader, fs_h_loader, FS_TV, FS_TN, FS_TD> loader;
     fs_i64 it = 0;
     for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
@@ -75,13 +93,15 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
         const int st = (int)(it % FS_STAGES);
         const fs_i64 round = it / FS_STAGES;
-        if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1));
+        if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1), it);
         loader.load(p, Ws + st * FS_TV * FS_TD, Hs + st * FS_TN * FS_TD, vt, nt, kt, tid);
         fs_mbar_arrive_cp_async(&full[st]);
       }
     }
   } else {
+#ifndef FS_NO_SETMAXNREG
     asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
+#endif
     const int c = wg - 1, wq = tid >> 5, lane = tid & 31;
     float* L = Ls + c * FS_EPI_N * FS_LDL;
     float acc[FS_MI][FS_NACC];
@@ -93,11 +113,16 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
     fs_i64 j = 0;  // the block's tile number
     for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, ++j) {
       if ((int)(j & 1) != c) continue;
+      // Ping-pong: this tile's MMAs start once the other consumer's MMAs
+      // for the block's previous tile are done (it then runs its epilogue).
+      // This also keeps every stage's `full` waits in order: when a consumer
+      // waits on round r of a stage, round r - 1 has been waited for.
+      if (j > 0) fs_mbar_wait(&order[1 - c], (unsigned)(((j - 1) >> 1) & 1), 2000000 + j);
       const fs_i64 it0 = j * ktiles;
       for (int kt = 0; kt < ktiles; ++kt) {
         const fs_i64 it = it0 + kt;
         const int st = (int)(it % FS_STAGES);
-        fs_mbar_wait(&full[st], (unsigned)((it / FS_STAGES) & 1));
+        fs_mbar_wait(&full[st], (unsigned)((it / FS_STAGES) & 1), 1000000 + it);
         fs_fence_proxy_async();  // the landed cp.async data before the tensor cores read it
         const unsigned w0 = fs_smem_addr(Ws + st * FS_TV * FS_TD);
         const unsigned h0 = fs_smem_addr(Hs + st * FS_TN * FS_TD);
@@ -114,6 +139,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
       }
       fs_wgmma_wait<0>();
       fs_mbar_arrive(&empty[(int)((it0 + ktiles - 1) % FS_STAGES)]);
+      fs_mbar_arrive(&order[c]);
 
       // Epilogue, FS_EPI_N batch rows per pass. Accumulator i of a 64-row
       // block: row 16*wq + g (+8 if i&2), batch column 8*(i/4) + 2t + (i&1).

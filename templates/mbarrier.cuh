@@ -21,14 +21,26 @@ __device__ __forceinline__ void fs_mbar_arrive_cp_async(fs_u64* bar) {
 }
 
 // Blocks until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void fs_mbar_wait(fs_u64* bar, unsigned parity) {
-  asm volatile(
-      "{\n .reg .pred done;\n"
-      "FS_MBAR_WAIT:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      " @!done bra FS_MBAR_WAIT;\n}\n" ::"r"(fs_smem_addr(bar)),
-      "r"(parity)
-      : "memory");
+__device__ __forceinline__ void fs_mbar_wait(fs_u64* bar, unsigned parity, long long tag = -1) {
+  unsigned done = 0;
+#ifdef FS_DEBUG_HANG
+  long long spins = 0;
+#endif
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(fs_smem_addr(bar)), "r"(parity)
+        : "memory");
+#ifdef FS_DEBUG_HANG
+    if (!done && ++spins == (1ll << 22)) {
+      if ((threadIdx.x & 31) == 0)
+        printf("fs_mbar_wait stuck: block %d warp %d barrier smem %u parity %u tag %lld\n", blockIdx.x,
+               threadIdx.x >> 5, fs_smem_addr(bar), parity, tag);
+      __trap();
+    }
+#endif
+  } while (!done);
 }
 
 // Barrier `id` (1..15) among `threads` threads (a multiple of 32).

@@ -193,8 +193,9 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, w, 128, 256, 64, 3, 4, 1, Arch::sm_90a), false, {"128 accumulators"}},
       {spec(b, Variant::wgmma_ws, 128, 64, 64, 4, 12, 1, Arch::sm_90), true, {"wgmma_ws", "sm_90a"}},
       {spec(b, Variant::wgmma_ws, 128, 64, 64, 4, 8, 1, Arch::sm_90a), false, {"w12x1"}},
-      {spec(b, Variant::wgmma_ws, 256, 64, 64, 3, 12, 1, Arch::sm_90a), false, {"64 or 128"}},
+      {spec(b, Variant::wgmma_ws, 256, 64, 64, 4, 12, 1, Arch::sm_90a), false, {"64 or 128"}},
       {spec(b, Variant::wgmma_ws, 128, 256, 64, 2, 12, 1, Arch::sm_90a), false, {"128 accumulators"}},
+      {spec(b, Variant::wgmma_ws, 128, 64, 64, 2, 12, 1, Arch::sm_90a), false, {"stages"}},
   };
   for (const BadSpec& c : cases) {
     const std::string text = c.spec.to_string();
