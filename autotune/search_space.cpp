@@ -2,7 +2,7 @@
 // (dtype, arch, batch rows).
 //
 // 1. Grid: tile_v {32, 64, 128, 256} x tile_n {8, ..., 256} x tile_d {32, 64,
-//    128} x stages {2..6} x warps {1,2,4,8} x {1,2,4} x every variant except
+//    128} x stages {2..6} x warps {1,2,4,8,12} x {1,2,4} x every variant except
 //    `logits` (enumerated from the Variant enum, so new variants join on their
 //    own).
 // 2. Pruning: KernelSpec::validate() (its exceptions mean "not a kernel we can
@@ -32,7 +32,7 @@ constexpr int kTileV[] = {32, 64, 128, 256};
 constexpr int kTileN[] = {8, 16, 32, 64, 128, 256};
 constexpr int kTileD[] = {32, 64, 128};
 constexpr int kStages[] = {2, 3, 4, 5, 6};
-constexpr int kWarpsM[] = {1, 2, 4, 8};
+constexpr int kWarpsM[] = {1, 2, 4, 8, 12};  // 12: wgmma_ws (producer + two consumers)
 constexpr int kWarpsN[] = {1, 2, 4};
 
 // W bytes in flight per SM that keep DRAM busy: bandwidth x loaded latency /
@@ -111,11 +111,18 @@ int min_tile_n(std::int64_t rows) { return int(std::max<std::int64_t>(8, std::mi
 //             min(1, resident warps per SM / 8) (too few warps to issue);
 //   cost    = max(memory, compute) + 0.1 x min(...) (imperfect overlap)
 //             + 0.02 x shared bytes / limit (at equal cost, leave headroom).
-double estimated_cost(const KernelSpec& s, std::int64_t rows, std::size_t max_shared_bytes) {
+double estimated_cost(const KernelSpec& spec, std::int64_t rows, std::size_t max_shared_bytes) {
+  // wgmma_ws: its two consumers' tiles are in flight at once, with 8 MMA
+  // warps between them: costed as one tile of 2 x tile_v rows and 8 warps.
+  KernelSpec s = spec;
+  if (spec.variant == Variant::wgmma_ws) {
+    s.tile_v = 2 * spec.tile_v;
+    s.warps_m = 8;
+  }
   const double esize = double(dtype_size(s.dtype));
   const std::int64_t passes = (std::max<std::int64_t>(rows, 1) + s.tile_n - 1) / s.tile_n;
   const double padded = double(passes * s.tile_n);
-  const double smem = double(s.shared_bytes());
+  const double smem = double(spec.shared_bytes());
   const double limit = double(max_shared_bytes ? max_shared_bytes : shared_memory_limit(s.arch));
   const int by_smem = int((limit + 1024) / (smem + 1024));
   const int by_threads = 2048 / s.threads();
