@@ -70,40 +70,18 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
 
   auto compute = [&](int st) {
     fs_fence_proxy_async();
-    const unsigned w0 = fs_smem_addr(Ws + st * FS_TV * FS_TD + group * FS_MI * 64 * FS_TD);
-    const unsigned h0 = fs_smem_addr(Hs + st * FS_TN * FS_TD);
-    fs_wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < FS_TD / 16; ++kk) {
-      const fs_u64 dh = fs_wgmma_desc(h0 + kk * 32);
-#pragma unroll
-      for (int mi = 0; mi < FS_MI; ++mi) fs_wgmma_k16(acc[mi], fs_wgmma_desc(w0 + mi * 64 * 128 + kk * 32), dh);
-    }
-    fs_wgmma_commit();
+    fs_wgmma_stage(acc, fs_smem_addr(Ws + st * FS_TV * FS_TD + group * FS_MI * 64 * FS_TD),
+                   fs_smem_addr(Hs + st * FS_TN * FS_TD));
     fs_wgmma_wait<FS_WGMMA_LAG>();  // older stages' MMAs are done: their buffers may be refilled
   };
 
   auto finish = [&](int vtile, int ntile) {
-    // Accumulator i of a 64-row block: row 16*wq + g (+8 if i&2), batch column
-    // 8*(i/4) + 2t + (i&1). Stage FS_EPI_N batch rows at a time as L[n][v].
+    // Stage FS_EPI_N batch rows at a time as L[n][v], then sample them.
     fs_wgmma_wait<0>();
-    const int g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int c0 = 0; c0 < FS_TN; c0 += FS_EPI_N) {
       if (c0 > 0) __syncthreads();  // the previous pass has read L
-#pragma unroll
-      for (int mi = 0; mi < FS_MI; ++mi) {
-        const int v = (group * FS_MI + mi) * 64 + wq * 16 + g;
-#pragma unroll
-        for (int j = c0 / 8; j < (c0 + FS_EPI_N) / 8; ++j) {
-          const int n = 8 * j + 2 * t - c0;
-          L[n * FS_LDL + v] = acc[mi][4 * j + 0];
-          L[(n + 1) * FS_LDL + v] = acc[mi][4 * j + 1];
-          L[n * FS_LDL + v + 8] = acc[mi][4 * j + 2];
-          L[(n + 1) * FS_LDL + v + 8] = acc[mi][4 * j + 3];
-          acc[mi][4 * j + 0] = acc[mi][4 * j + 1] = acc[mi][4 * j + 2] = acc[mi][4 * j + 3] = 0.0f;
-        }
-      }
+      fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_EPI_N, FS_LDL>(acc, L, c0, group * FS_MI * 64, wq, lane);
       __syncthreads();
       fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN + c0);
     }

@@ -124,16 +124,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
         const int st = (int)(it % FS_STAGES);
         fs_mbar_wait(&full[st], (unsigned)((it / FS_STAGES) & 1), 1000000 + it);
         fs_fence_proxy_async();  // the landed cp.async data before the tensor cores read it
-        const unsigned w0 = fs_smem_addr(Ws + st * FS_TV * FS_TD);
-        const unsigned h0 = fs_smem_addr(Hs + st * FS_TN * FS_TD);
-        fs_wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < FS_TD / 16; ++kk) {
-          const fs_u64 dh = fs_wgmma_desc(h0 + kk * 32);
-#pragma unroll
-          for (int mi = 0; mi < FS_MI; ++mi) fs_wgmma_k16(acc[mi], fs_wgmma_desc(w0 + mi * 64 * 128 + kk * 32), dh);
-        }
-        fs_wgmma_commit();
+        fs_wgmma_stage(acc, fs_smem_addr(Ws + st * FS_TV * FS_TD), fs_smem_addr(Hs + st * FS_TN * FS_TD));
         fs_wgmma_wait<1>();  // the previous stage's MMAs are done: free it
         if (kt > 0) fs_mbar_arrive(&empty[(int)((it - 1) % FS_STAGES)]);
       }
@@ -141,26 +132,12 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
       fs_mbar_arrive(&empty[(int)((it0 + ktiles - 1) % FS_STAGES)]);
       fs_mbar_arrive(&order[c]);
 
-      // Epilogue, FS_EPI_N batch rows per pass. Accumulator i of a 64-row
-      // block: row 16*wq + g (+8 if i&2), batch column 8*(i/4) + 2t + (i&1).
+      // Epilogue, FS_EPI_N batch rows per pass.
       const int vtile = (int)(tile / n_tiles), ntile = (int)(tile % n_tiles);
-      const int g = lane >> 2, t = lane & 3;
 #pragma unroll
       for (int c0 = 0; c0 < FS_TN; c0 += FS_EPI_N) {
         fs_named_barrier(1 + c, 128);  // the previous pass (or tile) has read L
-#pragma unroll
-        for (int mi = 0; mi < FS_MI; ++mi) {
-          const int v = mi * 64 + wq * 16 + g;
-#pragma unroll
-          for (int jj = c0 / 8; jj < (c0 + FS_EPI_N) / 8; ++jj) {
-            const int n = 8 * jj + 2 * t - c0;
-            L[n * FS_LDL + v] = acc[mi][4 * jj + 0];
-            L[(n + 1) * FS_LDL + v] = acc[mi][4 * jj + 1];
-            L[n * FS_LDL + v + 8] = acc[mi][4 * jj + 2];
-            L[(n + 1) * FS_LDL + v + 8] = acc[mi][4 * jj + 3];
-            acc[mi][4 * jj + 0] = acc[mi][4 * jj + 1] = acc[mi][4 * jj + 2] = acc[mi][4 * jj + 3] = 0.0f;
-          }
-        }
+        fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_EPI_N, FS_LDL>(acc, L, c0, 0, wq, lane);
         fs_named_barrier(1 + c, 128);
         fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN + c0, wq);
       }

@@ -21,3 +21,44 @@ __device__ __forceinline__ void fs_wgmma_wait() { asm volatile("wgmma.wait_group
 // Orders the cp.async (generic proxy) writes of a stage before the tensor
 // cores' (async proxy) reads of it.
 __device__ __forceinline__ void fs_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// One 64-deep stage of MMAs for a warpgroup: MI 64-row blocks of W (K-major
+// tile at shared address w0, 128 bytes per row) against the T_N rows of H (at
+// h0), accumulating into acc; committed as one group (not waited for).
+// Needs the generated fs_wgmma_k16 for this T_N.
+template <int MI, int NACC>
+__device__ __forceinline__ void fs_wgmma_stage(float (&acc)[MI][NACC], unsigned w0, unsigned h0) {
+  fs_wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    const fs_u64 dh = fs_wgmma_desc(h0 + kk * 32);
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) fs_wgmma_k16(acc[mi], fs_wgmma_desc(w0 + mi * 64 * 128 + kk * 32), dh);
+  }
+  fs_wgmma_commit();
+}
+
+// Writes batch columns [c0, c0 + EPI_N) of a warpgroup's accumulators to the
+// staged logit tile L[n - c0][v] (row stride LDL) and zeroes them. Accumulator
+// i of a 64-row block: vocabulary row 16*wq + g (+8 if i&2), batch column
+// 8*(i/4) + 2t + (i&1), with g = lane / 4, t = lane % 4; block mi starts at
+// vocabulary row v0 + 64 * mi of the tile.
+template <int MI, int NACC, int EPI_N, int LDL>
+__device__ __forceinline__ void fs_wgmma_stage_logits(float (&acc)[MI][NACC], float* L, int c0, int v0, int wq,
+                                                      int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+    const int v = v0 + mi * 64 + wq * 16 + g;
+#pragma unroll
+    for (int j = 0; j < EPI_N / 8; ++j) {
+      const int a = c0 / 8 + j;  // accumulator column group
+      const int n = 8 * j + 2 * t;
+      L[n * LDL + v] = acc[mi][4 * a + 0];
+      L[(n + 1) * LDL + v] = acc[mi][4 * a + 1];
+      L[n * LDL + v + 8] = acc[mi][4 * a + 2];
+      L[(n + 1) * LDL + v + 8] = acc[mi][4 * a + 3];
+      acc[mi][4 * a + 0] = acc[mi][4 * a + 1] = acc[mi][4 * a + 2] = acc[mi][4 * a + 3] = 0.0f;
+    }
+  }
+}
