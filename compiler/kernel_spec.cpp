@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "fusedsample/errors.hpp"
+#include "templates/epilogue_rows.cuh"
 
 namespace fusedsample {
 namespace {
@@ -44,17 +45,6 @@ std::string_view name_of(E e, const std::array<std::pair<std::string_view, E>, K
 }
 
 bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
-
-// Batch rows per epilogue pass of wgmma_ws (templates/fused_wgmma_ws.cuh,
-// fs_ws_epi_rows): the largest multiple of 8 dividing tile_n with at most
-// 4096 staged logits per consumer.
-int ws_epilogue_rows(const KernelSpec& s) {
-  if (s.tile_v <= 0 || s.tile_n <= 0 || s.tile_n % 8 != 0) return 8;
-  int r = std::max(8, std::min(s.tile_n, 4096 / s.tile_v));
-  r -= r % 8;
-  while (r > 8 && s.tile_n % r != 0) r -= 8;
-  return r;
-}
 
 }  // namespace
 
@@ -97,9 +87,9 @@ std::size_t KernelSpec::shared_bytes() const {
     case Variant::logits:
       return epilogue;
     case Variant::wgmma:  // stages, the staged logits (64 batch rows per pass), 1 KiB for 1024-byte alignment
-      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(std::min(tile_n, 64)) * ldl * 4 + 1024;
+      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(fs_wgmma_epilogue_rows(tile_n)) * ldl * 4 + 1024;
     case Variant::wgmma_ws:  // stages, two consumers' staged logits, barriers (full/empty per stage, 2 order), 1 KiB slack
-      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + 2 * std::size_t(ws_epilogue_rows(*this)) * ldl * 4 +
+      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + 2 * std::size_t(fs_ws_epilogue_rows(tile_n, tile_v)) * ldl * 4 +
              std::size_t(stages) * 16 + 16 + 1024;
   }
   return epilogue;

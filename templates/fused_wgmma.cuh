@@ -20,6 +20,7 @@
 #include "pipeline.cuh"
 #include "persistent_pipeline.cuh"
 #include "wgmma_ops.cuh"
+#include "epilogue_rows.cuh"
 
 #define FS_THREADS (32 * FS_WARPS_M)
 #define FS_GROUPS (FS_WARPS_M / 4)         // warpgroups
@@ -27,7 +28,7 @@
 #define FS_NACC (FS_TN / 2)                // fp32 accumulators per thread per 64-row block
 #define FS_CPR 8                           // 16-byte chunks per 128-byte stage row
 #define FS_LDL (FS_TV + 4)                 // row stride of the staged fp32 logit tile
-#define FS_EPI_N (FS_TN < 64 ? FS_TN : 64) // batch rows staged per epilogue pass
+#define FS_EPI_N fs_wgmma_epilogue_rows(FS_TN)  // batch rows staged per epilogue pass
 
 // With 4+ stages one stage's MMAs stay in flight while the next stage is
 // issued (loads then run STAGES-2 stages ahead); with 2-3 stages every

@@ -25,20 +25,14 @@
 #include "pipeline.cuh"
 #include "mbarrier.cuh"
 #include "wgmma_ops.cuh"
+#include "epilogue_rows.cuh"
 
 #define FS_THREADS (32 * FS_WARPS_M)
 #define FS_MI (FS_TV / 64)                  // 64-row blocks per consumer tile
 #define FS_NACC (FS_TN / 2)                 // fp32 accumulators per thread per 64-row block
 #define FS_CPR 8                            // 16-byte chunks per 128-byte stage row
 #define FS_LDL (FS_TV + 4)                  // row stride of a consumer's staged logits
-// Batch rows per epilogue pass: the largest multiple of 8 that divides T_N
-// and keeps a consumer's staged logits at 4096 floats (as shared_bytes()).
-__host__ __device__ constexpr int fs_ws_epi_rows(int tn, int tv) {
-  int r = 4096 / tv < tn ? 4096 / tv : tn;
-  while (tn % r != 0) r -= 8;
-  return r;
-}
-#define FS_EPI_N fs_ws_epi_rows(FS_TN, FS_TV)
+#define FS_EPI_N fs_ws_epilogue_rows(FS_TN, FS_TV)  // batch rows per epilogue pass
 #define FS_EPI_WARPS 4                      // one consumer warpgroup runs each epilogue
 #define FS_EPI_R (FS_MI * FS_NACC <= 64 ? 4 : 2)  // rows per warp at a time, as registers allow
 static_assert(FS_TD == 64, "wgmma_ws: T_d must be 64 (one 128-byte swizzle row)");
@@ -66,13 +60,12 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
   fs_u64* order = empty + FS_STAGES;                                     // [2]: a consumer's MMAs done
 
   const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0) {
     for (int s = 0; s < FS_STAGES; ++s) {
       fs_mbar_init(&full[s], 128);   // every producer thread's copies
       fs_mbar_init(&empty[s], 128);  // every thread of the consuming warpgroup
     }
-  if (threadIdx.x == 0) {
-    fs_mbar_init(&order[0], 128);
+    fs_mbar_init(&order[0], 128);  // every thread of consumer 0
     fs_mbar_init(&order[1], 128);
   }
   __syncthreads();
@@ -80,12 +73,12 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
   const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;
   const fs_i64 total_tiles = (fs_i64)p.num_vtiles * n_tiles;
   const int ktiles = (int)((p.hidden_dim + FS_TD - 1) / FS_TD);
+  // The waits' last argument only tags them for FS_DEBUG_HANG builds
+  // (mbarrier.cuh): it = producer, 1000000 + it = full, 2000000 + j = order.
 
   if (wg == 0) {
     // Producer: every stage of every tile of this block, in order.
-#ifndef FS_NO_SETMAXNREG
     asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n");
-#endif
     fs_operand_loader<fs_w_loader, fs_h_loader, FS_TV, FS_TN, FS_TD> loader;
     fs_i64 it = 0;
     for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
@@ -99,9 +92,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
       }
     }
   } else {
-#ifndef FS_NO_SETMAXNREG
     asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
-#endif
     const int c = wg - 1, wq = tid >> 5, lane = tid & 31;
     float* L = Ls + c * FS_EPI_N * FS_LDL;
     float acc[FS_MI][FS_NACC];
