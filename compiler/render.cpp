@@ -11,7 +11,7 @@
 
 namespace fusedsample {
 
-const char* generator_version() { return "fusedsample-gen-3"; }
+const char* generator_version() { return "fusedsample-gen-4"; }
 
 namespace {
 

@@ -4,6 +4,14 @@
 // group and row), keeps a running (score, index) per row and the warp reduces
 // them. Folds the tile's winner per (row, sample) into p.best (atomic max of
 // packed candidates, so the order of tiles cannot change the result).
+//
+// Exact pruning (docs/rng.md section 6): the noise of a value is only computed
+// exactly (two ~20-operation logs) when the value may still win. A value may
+// win unless an upper bound on its score is below a lower bound on the row's
+// final best score. Bounds: FS_GUMBEL_MAX (then not even Philox runs), and the
+// interval fs_gumbel_approx +- fs_score_margin (two SFU logs); lower bounds:
+// the best candidate any tile has folded into p.best so far, and the largest
+// interval low end in the warp.
 // Needs FS_TV, FS_TN, FS_THREADS, FS_LDL (row stride of the staged tile);
 // FS_EPI_N (default FS_TN) is the number of batch rows staged per call;
 // FS_EPI_WARPS (default all) the warps that share it, `warp` being 0.. of them.
@@ -11,6 +19,7 @@
 #include "fs_params.cuh"
 #include "philox.cuh"
 #include "gumbel.cuh"
+#include "gumbel_bound.cuh"
 
 #ifndef FS_EPI_N
 #define FS_EPI_N FS_TN
@@ -25,6 +34,19 @@ __device__ __forceinline__ void fs_warp_argmax(float& best, int& bi) {
   }
 }
 
+__device__ __forceinline__ float fs_warp_max(float x) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, m));
+  return x;
+}
+
+// The best score any tile has folded in for (row n, sample s) so far: a lower
+// bound on the final winner's score (p.best only grows). -inf when empty.
+__device__ __forceinline__ float fs_best_score_so_far(const fs_fused_params& p, fs_i64 n, int s) {
+  const fs_u64 key = __ldcg(p.best + n * p.num_samples + s);
+  return fmaxf(fs_candidate_score(key), -__int_as_float(0x7f800000));  // key 0 -> NaN -> -inf
+}
+
 // Rows per warp handled together: their Philox and log chains are
 // independent, so interleaving them hides the latency of each.
 #ifndef FS_EPI_WARPS
@@ -37,6 +59,7 @@ __device__ __forceinline__ void fs_warp_argmax(float& best, int& bi) {
 __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_params& p,
                                                  fs_i64 v0, fs_i64 n0, int warp = threadIdx.x >> 5) {
   const int lane = threadIdx.x & 31;
+  const float neg_inf = -__int_as_float(0x7f800000);
   for (int nb = warp * FS_EPI_R; nb < FS_EPI_N; nb += FS_EPI_WARPS * FS_EPI_R) {
     bool exists[FS_EPI_R], valid[FS_EPI_R], greedy[FS_EPI_R];
     float inv_tau[FS_EPI_R];
@@ -56,42 +79,68 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
       row[r] = L + (nl < FS_EPI_N ? nl : 0) * FS_LDL;
     }
     for (int s = 0; s < p.num_samples; ++s) {
-      float best[FS_EPI_R];
+      float best[FS_EPI_R], bound[FS_EPI_R];  // bound: warp-uniform lower bound on the row's final score
       int bi[FS_EPI_R];
 #pragma unroll
       for (int r = 0; r < FS_EPI_R; ++r) {
-        best[r] = -__int_as_float(0x7f800000);  // -inf
+        best[r] = neg_inf;
         bi[r] = FS_NO_INDEX;
+        bound[r] = (exists[r] && valid[r]) ? fs_best_score_so_far(p, n0 + nb + r, s) : neg_inf;
       }
-      for (int g = lane; g < FS_TV / 4; g += 32) {
+      // All lanes run every pass (the warp max below needs them all).
+      for (int g0 = 0; g0 < FS_TV / 4; g0 += 32) {
+        const int g = g0 + lane;
         const fs_i64 v = v0 + 4 * g;
-        if (v >= p.vocab) break;
+        const bool in = g < FS_TV / 4 && v < p.vocab;
         float4 l4[FS_EPI_R];
-        bool noise = false;  // some sampled row of this group could still win
+        bool noise = false;  // some sampled row of this lane's group could still win
 #pragma unroll
         for (int r = 0; r < FS_EPI_R; ++r) {
-          l4[r] = *reinterpret_cast<const float4*>(row[r] + 4 * g);
-          // Exact skip: every noise value is <= FS_GUMBEL_MAX and rounding is
-          // monotone, so if l * inv_tau + FS_GUMBEL_MAX (rounded as the score
-          // is) is below this lane's running best for every l of the group,
-          // none of the four can win or tie: their noise is not drawn.
-          // fmaxf drops NaN (a NaN score never wins); greedy rows need none.
+          l4[r] = in ? *reinterpret_cast<const float4*>(row[r] + 4 * g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          // Every noise value is <= FS_GUMBEL_MAX and rounding is monotone:
+          // if l * inv_tau + FS_GUMBEL_MAX is below the bound for every l of
+          // the group, none of the four can win or tie. fmaxf drops NaN (a
+          // NaN score never wins); greedy rows need no noise.
           const float lmax = fmaxf(fmaxf(l4[r].x, l4[r].y), fmaxf(l4[r].z, l4[r].w));
-          noise |= valid[r] && !greedy[r] && !(FS_FMA(lmax, inv_tau[r], FS_GUMBEL_MAX) < best[r]);
+          noise |= in && valid[r] && !greedy[r] && !(FS_FMA(lmax, inv_tau[r], FS_GUMBEL_MAX) < bound[r]);
         }
-        if (noise) {
-          // Noise for every row of the group (also greedy/invalid/hopeless
-          // ones, then ignored) so the R chains stay branch-free and interleave.
+        if (__any_sync(0xffffffffu, noise)) {
+          // Pass 1: Philox for every row of the group (also greedy/invalid
+          // ones, then ignored, so the R chains stay branch-free and
+          // interleave), approximate scores, their intervals' low ends.
+          fs_philox_ctr c[FS_EPI_R];
+          float hi[FS_EPI_R][4];  // interval high ends
+          unsigned ok = 0;        // bit 4r+j: value j of row r is a candidate at all
+#pragma unroll
+          for (int r = 0; r < FS_EPI_R; ++r) {
+            c[r] = fs_noise_block(seed[r], offset[r], (fs_u64)v, (fs_u32)s);
+            const float lv[4] = {l4[r].x, l4[r].y, l4[r].z, l4[r].w};
+            float lo = neg_inf;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              const float st = greedy[r] ? lv[j] : __fmaf_rn(lv[j], inv_tau[r], fs_gumbel_approx(c[r].v[j]));
+              const float m = greedy[r] ? 0.0f : fs_score_margin(st);
+              hi[r][j] = __fadd_rn(st, m);  // NaN (from a NaN or infinite logit) never compares below
+              if (in && valid[r] && v + j < p.vocab) {
+                ok |= 1u << (4 * r + j);
+                lo = fmaxf(lo, __fadd_rn(st, -m));  // fmaxf drops NaN
+              }
+            }
+            bound[r] = fmaxf(bound[r], fs_warp_max(lo));
+          }
+          // Pass 2: exact scores only where the interval reaches the bound
+          // (or is NaN); a value below it loses to the value that set it.
 #pragma unroll
           for (int r = 0; r < FS_EPI_R; ++r) {
             const float lv[4] = {l4[r].x, l4[r].y, l4[r].z, l4[r].w};
-            const fs_philox_ctr c = fs_noise_block(seed[r], offset[r], (fs_u64)v, (fs_u32)s);
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-              const float sc = greedy[r] ? lv[j] : FS_FMA(lv[j], inv_tau[r], fs_gumbel_from_bits(c.v[j]));
-              if (valid[r] && v + j < p.vocab && fs_better(sc, (int)(v + j), best[r], bi[r])) {
-                best[r] = sc;
-                bi[r] = (int)(v + j);
+              if (((ok >> (4 * r + j)) & 1u) && !(hi[r][j] < bound[r])) {
+                const float sc = greedy[r] ? lv[j] : FS_FMA(lv[j], inv_tau[r], fs_gumbel_from_bits(c[r].v[j]));
+                if (fs_better(sc, (int)(v + j), best[r], bi[r])) {
+                  best[r] = sc;
+                  bi[r] = (int)(v + j);
+                }
               }
             }
           }
@@ -101,7 +150,7 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
             const float lv[4] = {l4[r].x, l4[r].y, l4[r].z, l4[r].w};
 #pragma unroll
             for (int j = 0; j < 4; ++j)
-              if (greedy[r] && valid[r] && v + j < p.vocab && fs_better(lv[j], (int)(v + j), best[r], bi[r])) {
+              if (in && greedy[r] && valid[r] && v + j < p.vocab && fs_better(lv[j], (int)(v + j), best[r], bi[r])) {
                 best[r] = lv[j];
                 bi[r] = (int)(v + j);
               }

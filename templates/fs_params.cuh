@@ -69,3 +69,9 @@ FS_HD fs_u64 fs_pack_candidate(float s, int v) {
   return ((fs_u64)u << 32) | (fs_u64)(~(fs_u32)v);
 }
 FS_HD int fs_candidate_index(fs_u64 key) { return (int)~(fs_u32)key; }
+// The score of a packed candidate (+0 for a -0 score); key 0 ("no winner yet")
+// decodes to a NaN, which callers read as "no bound".
+FS_HD float fs_candidate_score(fs_u64 key) {
+  const fs_u32 u = (fs_u32)(key >> 32);
+  return fs_bits_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
+}

@@ -82,4 +82,22 @@ TEST(CandidateKey, MaxOfKeysOverAnyTilingIsTheSequentialWinner) {
   }
 }
 
+// The epilogue reads the best key so far as a lower bound on the row's final
+// score (docs/rng.md §6), so decoding must give the packed score exactly
+// (-0 as +0) and key 0 must decode to NaN ("no bound").
+TEST(CandidateKey, ScoreRoundTripsAndEmptyKeyIsNaN) {
+  std::vector<float> scores = special_scores();
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> u(-1e6f, 1e6f);
+  for (int i = 0; i < 10000; ++i) scores.push_back(u(rng));
+  for (float s : scores) {
+    const float back = fs_candidate_score(fs_pack_candidate(s, 42));
+    const float want = s == 0.0f ? 0.0f : s;
+    EXPECT_EQ(fs_float_bits(back), fs_float_bits(want)) << s;
+  }
+  EXPECT_TRUE(std::isnan(fs_candidate_score(0)));
+  EXPECT_EQ(std::fmax(fs_candidate_score(0), -std::numeric_limits<float>::infinity()),
+            -std::numeric_limits<float>::infinity());
+}
+
 }  // namespace

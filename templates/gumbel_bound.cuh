@@ -1,0 +1,35 @@
+// gumbel_bound.cuh: a fast approximation of the noise with a proven error
+// bound. The epilogue uses it only to decide which values cannot win; every
+// value that might win gets its exact noise (fs_gumbel_from_bits), so samples
+// do not change (docs/rng.md section 6).
+#pragma once
+#include "gumbel.cuh"
+
+// |fs_gumbel_approx(w) - fs_gumbel_from_bits(w)| <= FS_GUMBEL_APPROX_ERR for
+// every 32-bit word w. The analysis (docs/rng.md section 6) gives about 1.1e-5; the
+// GPU test GumbelBound.ExhaustiveOverAllUniforms checks all 2^23 uniforms on
+// the machine it runs on against this constant.
+#define FS_GUMBEL_APPROX_ERR 1e-4f
+
+#if defined(__CUDACC__)
+// -log(-log(u)) with the SFU's lg2.approx. E = -log(u) would lose its relative
+// accuracy near u = 1 (lg2.approx has an absolute error there), so for
+// 1 - u < 2^-6 it comes from the series f + f^2/2 + f^3/3 (f = 1 - u, exact),
+// whose relative error is below f^3/4.
+__device__ __forceinline__ float fs_gumbel_approx(fs_u32 word) {
+  const float u = fs_uniform_from_bits(word);
+  const float f = __fadd_rn(1.0f, -u);  // exact: u is a multiple of 2^-24
+  const float series = __fmul_rn(f, __fmaf_rn(f, __fmaf_rn(f, 0.333333343f, 0.5f), 1.0f));
+  const float e = f < 0.015625f ? series : __fmul_rn(-0.693147182f, __log2f(u));
+  return __fmul_rn(-0.693147182f, __log2f(e));
+}
+
+// Half-width of the interval around an approximate score st = fma(l, w, G~)
+// that holds the exact score fma(l, w, G): |G - G~| <= FS_GUMBEL_APPROX_ERR
+// plus both roundings (<= 2^-24 |score| each), with room for the rounding of
+// st +- margin itself. NaN/inf in, NaN/inf out (callers treat those as
+// "may win").
+__device__ __forceinline__ float fs_score_margin(float st) {
+  return __fmaf_rn(fabsf(st), 4.76837158203125e-07f /* 2^-21 */, 2.0f * FS_GUMBEL_APPROX_ERR);
+}
+#endif
