@@ -42,9 +42,11 @@ __device__ __forceinline__ float fs_warp_max(float x) {
 
 // The best score any tile has folded in for (row n, sample s) so far: a lower
 // bound on the final winner's score (p.best only grows). -inf when empty.
-__device__ __forceinline__ float fs_best_score_so_far(const fs_fused_params& p, fs_i64 n, int s) {
-  const fs_u64 key = __ldcg(p.best + n * p.num_samples + s);
+__device__ __forceinline__ float fs_bound_from_key(fs_u64 key) {
   return fmaxf(fs_candidate_score(key), -__int_as_float(0x7f800000));  // key 0 -> NaN -> -inf
+}
+__device__ __forceinline__ fs_u64 fs_best_key_so_far(const fs_fused_params& p, fs_i64 n, int s) {
+  return __ldcg(p.best + n * p.num_samples + s);
 }
 
 // Rows per warp handled together: their Philox and log chains are
@@ -60,7 +62,17 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
                                                  fs_i64 v0, fs_i64 n0, int warp = threadIdx.x >> 5) {
   const int lane = threadIdx.x & 31;
   const float neg_inf = -__int_as_float(0x7f800000);
-  for (int nb = warp * FS_EPI_R; nb < FS_EPI_N; nb += FS_EPI_WARPS * FS_EPI_R) {
+  // Lane q prefetches the best key so far of this warp's (row batch t, row r,
+  // sample s) with q = (t * FS_EPI_R + r) * S + s, so the L2 round trip is
+  // paid once per call instead of once per row batch (keys past 32 are read
+  // when needed).
+  fs_u64 prefetched = 0;
+  {
+    const int rs = lane / p.num_samples, t = rs / FS_EPI_R;
+    const int nl = warp * FS_EPI_R + t * FS_EPI_WARPS * FS_EPI_R + rs % FS_EPI_R;
+    if (nl < FS_EPI_N && n0 + nl < p.rows) prefetched = fs_best_key_so_far(p, n0 + nl, lane % p.num_samples);
+  }
+  for (int nb = warp * FS_EPI_R, t = 0; nb < FS_EPI_N; nb += FS_EPI_WARPS * FS_EPI_R, ++t) {
     bool exists[FS_EPI_R], valid[FS_EPI_R], greedy[FS_EPI_R];
     float inv_tau[FS_EPI_R];
     fs_u64 seed[FS_EPI_R], offset[FS_EPI_R];
@@ -85,7 +97,10 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
       for (int r = 0; r < FS_EPI_R; ++r) {
         best[r] = neg_inf;
         bi[r] = FS_NO_INDEX;
-        bound[r] = (exists[r] && valid[r]) ? fs_best_score_so_far(p, n0 + nb + r, s) : neg_inf;
+        const int q = (t * FS_EPI_R + r) * p.num_samples + s;  // warp-uniform
+        const fs_u64 key = q < 32 ? (fs_u64)__shfl_sync(0xffffffffu, (unsigned long long)prefetched, q)
+                                  : (exists[r] ? fs_best_key_so_far(p, n0 + nb + r, s) : 0);
+        bound[r] = (exists[r] && valid[r]) ? fs_bound_from_key(key) : neg_inf;
       }
       // All lanes run every pass (the warp max below needs them all).
       for (int g0 = 0; g0 < FS_TV / 4; g0 += 32) {

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# tune_bench.sh: one device-machine call that produces a BENCHMARKS.md table
+# set: tune both LM-head shapes on an empty cache, export the tuned configs,
+# run the benchmark with them, and take the ncu summaries (achieved DRAM
+# bandwidth at N = 1, tensor-pipe activity at N = 256). Files go to $OUT.
+#   scripts/tune_bench.sh [extra fusedsample_bench args]
+set -uo pipefail
+OUT=${OUT:-/tmp/fs-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$PWD/build/devlibs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export FUSEDSAMPLE_CACHE_DIR=$(mktemp -d /tmp/fs-cache.XXXXXX)
+fs=./build/fusedsample
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.mem,power.limit --format=csv | tee "$OUT/gpu.txt"
+for shape in "151936 4096" "128256 8192"; do
+  set -- $shape
+  $fs tune --vocab "$1" --hidden "$2" --dtype bf16 --batches 1-256 2>"$OUT/tune_progress_$1.txt" >"$OUT/tune_$1.md"
+  tail -n 3 "$OUT/tune_progress_$1.txt"
+done
+$fs export -o "$OUT/tuning.json"
+shift $#
+./build/fusedsample_bench --fs_reps=20 --fs_table="$OUT/bench_table.md" "$@" >"$OUT/bench.txt" 2>&1
+grep "^|" "$OUT/bench_table.md"
+for shape in "151936 4096" "128256 8192"; do
+  set -- $shape
+  for n in 1 256; do
+    echo "== ncu N=$n V=$1 d=$2 (tuned config)"
+    scripts/ncu_summary.sh "$n" "$1" "$2"
+  done
+done 2>&1 | tee "$OUT/ncu.txt"
