@@ -2,7 +2,8 @@
 # tune_bench.sh: one device-machine call that produces a BENCHMARKS.md table
 # set: tune both LM-head shapes on an empty cache, export the tuned configs,
 # run the benchmark with them, and take the ncu summaries (achieved DRAM
-# bandwidth at N = 1, tensor-pipe activity at N = 256). Files go to $OUT.
+# bandwidth at N = 1, tensor-pipe activity at N = 256). Six files go to $OUT
+# (the device tool brings back only a few per call).
 #   scripts/tune_bench.sh [extra fusedsample_bench args]
 set -uo pipefail
 OUT=${OUT:-/tmp/fs-out}
@@ -10,11 +11,11 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/build/devlibs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export FUSEDSAMPLE_CACHE_DIR=$(mktemp -d /tmp/fs-cache.XXXXXX)
 fs=./build/fusedsample
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.mem,power.limit --format=csv | tee "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.mem,power.limit --format=csv
 for shape in "151936 4096" "128256 8192"; do
   set -- $shape
-  $fs tune --vocab "$1" --hidden "$2" --dtype bf16 --batches 1-256 2>"$OUT/tune_progress_$1.txt" >"$OUT/tune_$1.md"
-  tail -n 3 "$OUT/tune_progress_$1.txt"
+  $fs tune --vocab "$1" --hidden "$2" --dtype bf16 --batches 1-256 2>/tmp/tune_progress_$1.txt >"$OUT/tune_$1.md"
+  tail -n 3 /tmp/tune_progress_$1.txt
 done
 $fs export -o "$OUT/tuning.json"
 shift $#
