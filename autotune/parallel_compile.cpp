@@ -27,8 +27,9 @@ std::vector<CompileOutcome> compile_all(const std::vector<KernelSpec>& specs, un
       o.spec = specs[i];
       const auto t0 = std::chrono::steady_clock::now();
       try {
-        compile_kernel(specs[i]);
+        const auto k = compile_kernel(specs[i]);
         o.ok = true;
+        if (const auto r = kernel_resources(*k, "fs_fused_kernel")) o.spill_bytes = r->spill_store_bytes + r->spill_load_bytes;
       } catch (const std::exception& e) {
         o.error = e.what();
       } catch (...) {

@@ -15,6 +15,7 @@ struct CompileOutcome {
   KernelSpec spec;
   bool ok = false;
   std::string error;  // the exception's message when !ok
+  int spill_bytes = 0;  // ptxas's spill stores + loads of fs_fused_kernel (bytes per thread)
   double seconds = 0;
 };
 

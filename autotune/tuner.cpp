@@ -188,6 +188,12 @@ class Run {
     for (const auto& c : outcomes) {
       if (c.ok) ++r_.compiled;
       else compile_errors_[c.spec.to_string()] = first_line(c.error);
+      // A config that spills registers is not a candidate: the epilogue's
+      // noise chains must stay in registers (issue: no spills), and a built-in
+      // table must never ship one (KernelResources.ShippedSpecsDoNotSpill).
+      if (c.ok && c.spill_bytes > 0)
+        compile_errors_[c.spec.to_string()] =
+            fmt::format("fs_fused_kernel spills {} bytes of registers per thread: not a candidate", c.spill_bytes);
     }
     r_.compile_failures = int(compile_errors_.size());
     r_.compile_s = std::chrono::duration<double>(Clock::now() - t).count();

@@ -24,6 +24,7 @@
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/kernel_spec.hpp"
+#include "fusedsample/tuning_db.hpp"
 
 namespace fs = fusedsample;
 using fs::Arch;
@@ -450,6 +451,21 @@ TEST(KernelResources, ShippedSpecsDoNotSpill) {
         EXPECT_EQ(r->stack_bytes, 0) << name;
       }
     }
+  // Every winner in the built-in tuning tables (what a Sampler runs on an
+  // H100/H200 without a local tune).
+  std::set<std::string> winners;
+  for (const auto& e : fs::builtin_tuning_db().entries())
+    if (const auto* b = e.best()) winners.insert(b->spec);
+  EXPECT_GE(winners.size(), 5u);
+  for (const std::string& text : winners) {
+    SCOPED_TRACE(text);
+    const auto k = fs::compile_kernel(fs::KernelSpec::parse(text));
+    const auto r = fs::kernel_resources(*k, "fs_fused_kernel");
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->spill_store_bytes, 0);
+    EXPECT_EQ(r->spill_load_bytes, 0);
+    EXPECT_EQ(r->stack_bytes, 0);
+  }
   // A kernel the module does not contain has no report.
   EXPECT_FALSE(fs::kernel_resources(*fs::compile_kernel(fs::default_spec(DType::bf16, Arch::sm_80, 1)), "no_such_kernel"));
 }
