@@ -122,6 +122,7 @@ struct TuneReport {
   std::vector<BucketResult> buckets;
   int compiled = 0;          // distinct candidates compiled (or loaded from the disk cache)
   int compile_failures = 0;
+  int spilling = 0;          // compiled, but fs_fused_kernel spills registers: not candidates
   double compile_s = 0, total_s = 0;
   bool budget_exhausted = false;
   TuningDb db;                                 // what was recorded
