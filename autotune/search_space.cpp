@@ -32,7 +32,7 @@ constexpr int kTileV[] = {32, 64, 128, 256};
 constexpr int kTileN[] = {8, 16, 32, 64, 128, 256};
 constexpr int kTileD[] = {32, 64, 128};
 constexpr int kStages[] = {2, 3, 4, 5, 6};
-constexpr int kWarpsM[] = {1, 2, 4, 8, 12};  // 12: wgmma_ws (producer + two consumers)
+constexpr int kWarpsM[] = {1, 2, 4, 8, 12};  // 12: wgmma_ws / wgmma_coop (producer + two consumers)
 constexpr int kWarpsN[] = {1, 2, 4};
 
 // W bytes in flight per SM that keep DRAM busy: bandwidth x loaded latency /
@@ -113,10 +113,13 @@ int min_tile_n(std::int64_t rows) { return int(std::max<std::int64_t>(8, std::mi
 //             + 0.02 x shared bytes / limit (at equal cost, leave headroom).
 double estimated_cost(const KernelSpec& spec, std::int64_t rows, std::size_t max_shared_bytes) {
   // wgmma_ws: its two consumers' tiles are in flight at once, with 8 MMA
-  // warps between them: costed as one tile of 2 x tile_v rows and 8 warps.
+  // warps between them: costed as one tile of 2 x tile_v rows and 8 warps;
+  // wgmma_coop: one tile of tile_v rows and 8 MMA warps.
   KernelSpec s = spec;
   if (spec.variant == Variant::wgmma_ws) {
     s.tile_v = 2 * spec.tile_v;
+    s.warps_m = 8;
+  } else if (spec.variant == Variant::wgmma_coop) {
     s.warps_m = 8;
   }
   const double esize = double(dtype_size(s.dtype));

@@ -31,11 +31,12 @@ constexpr std::array<std::pair<std::string_view, Arch>, 5> kArchs{{{"sm_80", Arc
                                                                    {"sm_89", Arch::sm_89},
                                                                    {"sm_90", Arch::sm_90},
                                                                    {"sm_90a", Arch::sm_90a}}};
-constexpr std::array<std::pair<std::string_view, Variant>, 5> kVariants{{{"mma_sync", Variant::mma_sync},
+constexpr std::array<std::pair<std::string_view, Variant>, 6> kVariants{{{"mma_sync", Variant::mma_sync},
                                                                          {"simt", Variant::simt},
                                                                          {"logits", Variant::logits},
                                                                          {"wgmma", Variant::wgmma},
-                                                                         {"wgmma_ws", Variant::wgmma_ws}}};
+                                                                         {"wgmma_ws", Variant::wgmma_ws},
+                                                                         {"wgmma_coop", Variant::wgmma_coop}}};
 
 template <typename E, std::size_t K>
 std::string_view name_of(E e, const std::array<std::pair<std::string_view, E>, K>& table) {
@@ -67,7 +68,11 @@ Arch arch_for_compute_capability(int major, int minor) {
   throw Unsupported(fmt::format("compute capability {}.{} is not supported (need 8.0 or newer)", major, minor));
 }
 
-bool is_wgmma(Variant variant) { return variant == Variant::wgmma || variant == Variant::wgmma_ws; }
+bool is_wgmma(Variant variant) {
+  return variant == Variant::wgmma || variant == Variant::wgmma_ws || variant == Variant::wgmma_coop;
+}
+
+bool uses_tma(Variant variant) { return variant == Variant::wgmma_ws || variant == Variant::wgmma_coop; }
 
 Arch target_arch(Variant variant, Arch device_arch) {
   if (is_wgmma(variant) && device_arch == Arch::sm_90) return Arch::sm_90a;
@@ -91,6 +96,9 @@ std::size_t KernelSpec::shared_bytes() const {
     case Variant::wgmma_ws:  // stages, two consumers' staged logits, barriers (full/empty per stage, 2 order), 1 KiB slack
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + 2 * std::size_t(fs_ws_epilogue_rows(tile_n, tile_v)) * ldl * 4 +
              std::size_t(stages) * 16 + 16 + 1024;
+    case Variant::wgmma_coop:  // stages, the staged logits (64 batch rows per pass), barriers (full/empty per stage), 1 KiB slack
+      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(fs_wgmma_epilogue_rows(tile_n)) * ldl * 4 +
+             std::size_t(stages) * 16 + 1024;
   }
   return epilogue;
 }
@@ -125,7 +133,8 @@ void KernelSpec::validate() const {
     case Variant::logits:
       break;
     case Variant::wgmma:
-    case Variant::wgmma_ws: {
+    case Variant::wgmma_ws:
+    case Variant::wgmma_coop: {
       const std::string_view name = fusedsample::to_string(variant);
       if (dtype == DType::fp32) throw Unsupported(fmt::format("variant {} needs bf16 or fp16 (fp32 uses simt)", name));
       if (arch != Arch::sm_90a)
@@ -137,11 +146,15 @@ void KernelSpec::validate() const {
           bad("wgmma: warps must be whole warpgroups along the vocabulary (w4x1, w8x1, ...)");
         if (tile_v % (16 * warps_m) != 0) bad("wgmma: tile_v must be a multiple of 64 per warpgroup");
         if ((tile_v / (16 * warps_m)) * tile_n / 2 > 128) bad("wgmma: more than 128 accumulators per thread");
-      } else {
+      } else if (variant == Variant::wgmma_ws) {
         if (warps_m != 12 || warps_n != 1) bad("wgmma_ws: warps must be w12x1 (one producer, two consumer warpgroups)");
         if (tile_v != 64 && tile_v != 128) bad("wgmma_ws: tile_v (one consumer's rows) must be 64 or 128");
         if ((tile_v / 64) * tile_n / 2 > 128) bad("wgmma_ws: more than 128 accumulators per thread");
         if (stages < 3) bad("wgmma_ws: stages must be >= 3");
+      } else {
+        if (warps_m != 12 || warps_n != 1) bad("wgmma_coop: warps must be w12x1 (one producer, two consumer warpgroups)");
+        if (tile_v != 128 && tile_v != 256) bad("wgmma_coop: tile_v (both consumers' rows) must be 128 or 256");
+        if ((tile_v / 128) * tile_n / 2 > 128) bad("wgmma_coop: more than 128 accumulators per thread");
       }
       break;
     }

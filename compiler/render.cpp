@@ -11,7 +11,7 @@
 
 namespace fusedsample {
 
-const char* generator_version() { return "fusedsample-gen-4"; }
+const char* generator_version() { return "fusedsample-gen-5"; }
 
 namespace {
 
@@ -22,6 +22,7 @@ const char* body_template(Variant v) {
     case Variant::logits: return "sample_logits.cuh";
     case Variant::wgmma: return "fused_wgmma.cuh";
     case Variant::wgmma_ws: return "fused_wgmma_ws.cuh";
+    case Variant::wgmma_coop: return "fused_wgmma_coop.cuh";
   }
   return "fused_mma.cuh";
 }

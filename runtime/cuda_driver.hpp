@@ -35,6 +35,7 @@ namespace fusedsample::driver {
   X(cuFuncSetAttribute)             \
   X(cuFuncGetAttribute)             \
   X(cuLaunchKernel)                 \
+  X(cuTensorMapEncodeTiled)         \
   X(cuMemAlloc)                     \
   X(cuMemFree)                      \
   X(cuMemcpyHtoD)                   \

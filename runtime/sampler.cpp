@@ -20,6 +20,7 @@
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_memory.hpp"
 #include "runtime/loaded_module.hpp"
+#include "runtime/tensor_maps.hpp"
 #include "templates/fs_params.cuh"
 
 namespace fusedsample {
@@ -167,7 +168,14 @@ struct Sampler::Impl {
       const std::int64_t rounds = ceil_div(tiles, m.resident_blocks());
       blocks = ceil_div(tiles, rounds);
     }
-    void* args[] = {&p};
+    void* args[3] = {&p, nullptr, nullptr};
+    CUtensorMap map_w, map_h;  // the TMA-fed kernel's extra parameters
+    if (uses_tma(spec.variant)) {
+      map_w = runtime::operand_tensor_map(weights, options.dtype, options.vocab, options.hidden, spec.tile_v, "weights");
+      map_h = runtime::operand_tensor_map(hidden, options.dtype, a.rows, options.hidden, spec.tile_n, "hidden_states");
+      args[1] = &map_w;
+      args[2] = &map_h;
+    }
     FS_CU(cuLaunchKernel(m.fused(), unsigned(blocks), 1, 1, unsigned(spec.threads()), 1, 1,
                          unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
   }

@@ -1,8 +1,9 @@
 // fused_wgmma_ws.cuh: the warp-specialized wgmma kernel (sm_90a, bf16/fp16).
 // Three warpgroups per block:
-//   producer    (warpgroup 0) streams (T_V x 64) W and (T_N x 64) H stages
-//               with cp.async into a ring of FS_STAGES stages; each stage's
-//               copies arrive on its `full` mbarrier when they land;
+//   producer    (warpgroup 0; one thread works) streams (T_V x 64) W and
+//               (T_N x 64) H stages into a ring of FS_STAGES stages with the
+//               tensor memory accelerator (tma.cuh): two bulk tensor copies
+//               per stage, whose bytes land on the stage's `full` mbarrier;
 //   consumer 0/1 (warpgroups 1, 2) take the block's tiles in turn (ping-pong):
 //               while one runs its tile's MMAs the other runs the previous
 //               tile's Gumbel epilogue, so the epilogue's ALU work overlaps
@@ -13,9 +14,13 @@
 // the `order` handshake keeps each consumer's waits on a stage in round order
 // (without it a consumer could pass a wait one whole round early).
 // The stage layout (128-byte rows, chunk c of row r at c ^ (r & 7), stages on
-// 1024-byte boundaries) is wgmma's K-major 128-byte swizzle, as in
-// fused_wgmma.cuh. The producer gives its registers to the consumers
-// (setmaxnreg), which hold up to 128 fp32 accumulators per thread.
+// 1024-byte boundaries) is both the copy engine's SWIZZLE_128B and wgmma's
+// K-major 128-byte swizzle. Rows past V or N and columns past d arrive as
+// zeros. The producer gives its registers to the consumers (setmaxnreg),
+// which hold up to 128 fp32 accumulators per thread.
+//
+// Kernel parameters: the fs_fused_params block, then the tensor maps of W
+// (box 64 x T_V) and H (box 64 x T_N), encoded by runtime/tensor_maps.cpp.
 //
 // Prelude macros: FS_TV (64 or 128: one consumer's vocabulary rows) FS_TN
 // FS_TD(=64) FS_STAGES FS_WARPS_M(=12) FS_WARPS_N(=1), FS_DTYPE_BF16 /
@@ -24,13 +29,13 @@
 #include "fs_params.cuh"
 #include "pipeline.cuh"
 #include "mbarrier.cuh"
+#include "tma_producer.cuh"
 #include "wgmma_ops.cuh"
 #include "epilogue_rows.cuh"
 
 #define FS_THREADS (32 * FS_WARPS_M)
 #define FS_MI (FS_TV / 64)                  // 64-row blocks per consumer tile
 #define FS_NACC (FS_TN / 2)                 // fp32 accumulators per thread per 64-row block
-#define FS_CPR 8                            // 16-byte chunks per 128-byte stage row
 #define FS_LDL (FS_TV + 4)                  // row stride of a consumer's staged logits
 #define FS_EPI_N fs_ws_epilogue_rows(FS_TN, FS_TV)  // batch rows per epilogue pass
 #define FS_EPI_WARPS 4                      // one consumer warpgroup runs each epilogue
@@ -45,10 +50,9 @@ static_assert(FS_MI * FS_NACC <= 128, "wgmma_ws: at most 128 accumulators per th
 #include "epilogue.cuh"
 #include "reduce.cuh"
 
-typedef fs_tile_loader<FS_TV, FS_CPR, 128, 2, 128, true> fs_w_loader;
-typedef fs_tile_loader<FS_TN, FS_CPR, 128, 2, 128, true> fs_h_loader;
-
-extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(const fs_fused_params p) {
+extern "C" __global__ void __launch_bounds__(FS_THREADS, 1)
+    fs_fused_kernel(const fs_fused_params p, const __grid_constant__ fs_tmap tmap_w,
+                    const __grid_constant__ fs_tmap tmap_h) {
   extern __shared__ __align__(128) unsigned char fs_smem_raw[];
   const unsigned raw = fs_smem_addr(fs_smem_raw);
   unsigned char* fs_smem = fs_smem_raw + (((raw + 1023u) & ~1023u) - raw);  // shared_bytes() has the slack
@@ -62,11 +66,12 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
   const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
   if (threadIdx.x == 0) {
     for (int s = 0; s < FS_STAGES; ++s) {
-      fs_mbar_init(&full[s], 128);   // every producer thread's copies
+      fs_mbar_init(&full[s], 1);     // the producer's arrival with the stage's transaction bytes
       fs_mbar_init(&empty[s], 128);  // every thread of the consuming warpgroup
     }
     fs_mbar_init(&order[0], 128);  // every thread of consumer 0
     fs_mbar_init(&order[1], 128);
+    fs_mbar_init_fence();
   }
   __syncthreads();
 
@@ -74,23 +79,15 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
   const fs_i64 total_tiles = (fs_i64)p.num_vtiles * n_tiles;
   const int ktiles = (int)((p.hidden_dim + FS_TD - 1) / FS_TD);
   // The waits' last argument only tags them for FS_DEBUG_HANG builds
-  // (mbarrier.cuh): it = producer, 1000000 + it = full, 2000000 + j = order.
+  // (mbarrier.cuh): 1000000 + it = full, 2000000 + j = order.
 
   if (wg == 0) {
-    // Producer: every stage of every tile of this block, in order.
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n");
-    fs_operand_loader<fs_w_loader, fs_h_loader, FS_TV, FS_TN, FS_TD> loader;
-    fs_i64 it = 0;
-    for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
-      const int vt = (int)(tile / n_tiles), nt = (int)(tile % n_tiles);
-      for (int kt = 0; kt < ktiles; ++kt, ++it) {
-        const int st = (int)(it % FS_STAGES);
-        const fs_i64 round = it / FS_STAGES;
-        if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1), it);
-        loader.load(p, Ws + st * FS_TV * FS_TD, Hs + st * FS_TN * FS_TD, vt, nt, kt, tid);
-        fs_mbar_arrive_cp_async(&full[st]);
-      }
-    }
+    // Producer: every stage of every tile of this block, in order, issued by
+    // one thread.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (tid == 0)
+      fs_tma_produce<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles, total_tiles,
+                                                     ktiles);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
     const int c = wg - 1, wq = tid >> 5, lane = tid & 31;
@@ -114,7 +111,6 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
         const fs_i64 it = it0 + kt;
         const int st = (int)(it % FS_STAGES);
         fs_mbar_wait(&full[st], (unsigned)((it / FS_STAGES) & 1), 1000000 + it);
-        fs_fence_proxy_async();  // the landed cp.async data before the tensor cores read it
         fs_wgmma_stage(acc, fs_smem_addr(Ws + st * FS_TV * FS_TD), fs_smem_addr(Hs + st * FS_TN * FS_TD));
         fs_wgmma_wait<1>();  // the previous stage's MMAs are done: free it
         if (kt > 0) fs_mbar_arrive(&empty[(int)((it - 1) % FS_STAGES)]);

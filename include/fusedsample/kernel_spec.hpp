@@ -14,8 +14,11 @@ enum class Arch { sm_80, sm_86, sm_89, sm_90, sm_90a };
 // wgmma: Hopper warpgroup MMA (bf16/fp16, sm_90a only);
 // wgmma_ws: the same MMAs, warp-specialized: a producer warpgroup streams the
 // stages, two consumer warpgroups ping-pong between MMAs and the epilogue
-// (w12x1; tile_v = one consumer's 64 or 128 vocabulary rows).
-enum class Variant { mma_sync, simt, logits, wgmma, wgmma_ws };
+// (w12x1; tile_v = one consumer's 64 or 128 vocabulary rows);
+// wgmma_coop: warp-specialized too, but the two consumer warpgroups share each
+// tile and stage (w12x1; tile_v = both consumers' 128 or 256 rows).
+// wgmma_ws and wgmma_coop load their stages with the tensor memory accelerator.
+enum class Variant { mma_sync, simt, logits, wgmma, wgmma_ws, wgmma_coop };
 
 std::string_view to_string(DType);
 std::string_view to_string(Arch);
@@ -29,7 +32,8 @@ std::size_t dtype_size(DType);
 Arch arch_for_compute_capability(int major, int minor);
 // The arch to compile `variant` for on a device of `device_arch`: wgmma needs
 // the arch-specific sm_90a target on an sm_90 device; others use the device's.
-bool is_wgmma(Variant variant);  // wgmma or wgmma_ws
+bool is_wgmma(Variant variant);   // wgmma, wgmma_ws or wgmma_coop
+bool uses_tma(Variant variant);   // wgmma_ws or wgmma_coop: launched with tensor maps of W and H
 Arch target_arch(Variant variant, Arch device_arch);
 
 struct KernelSpec {

@@ -1,0 +1,19 @@
+// tensor_maps.hpp: the tensor maps (CUtensorMap) through which the TMA-fed
+// kernels (wgmma_ws) copy their operand tiles: a row-major [rows, d] bf16/fp16
+// operand, boxes of 64 columns (128 bytes, the swizzle span) by `box_rows`
+// rows, 128-byte swizzle, zeros outside the tensor.
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "fusedsample/kernel_spec.hpp"
+
+namespace fusedsample::runtime {
+
+// Throws InvalidArgument for shapes the copy engine cannot address and
+// CudaError (with the call and the shape) if the driver refuses the map.
+CUtensorMap operand_tensor_map(const void* base, DType dtype, std::int64_t rows, std::int64_t hidden, int box_rows,
+                               const char* name);
+
+}  // namespace fusedsample::runtime

@@ -1,0 +1,32 @@
+// tma_producer.cuh: the producer of the TMA-fed wgmma kernels (wgmma_ws,
+// wgmma_coop). One thread walks the block's tiles (tile = blockIdx.x, +=
+// gridDim.x; tile = vtile * n_tiles + ntile) and their 64-deep k-slices as one
+// flat sequence of stages in a ring of STAGES: it waits until the consumers
+// have freed a stage (`empty`, from the second round on), announces the
+// stage's bytes on `full` and issues the two bulk tensor copies (W box
+// 64 x TV, H box 64 x TN) that complete it.
+#pragma once
+#include "fs_params.cuh"
+#include "tma.cuh"
+
+template <int TV, int TN, int TD, int STAGES>
+__device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws, fs_u16* Hs,
+                                               fs_u64* full, fs_u64* empty, fs_i64 n_tiles, fs_i64 total_tiles,
+                                               int ktiles) {
+  fs_tma_prefetch_map(tmap_w);
+  fs_tma_prefetch_map(tmap_h);
+  const fs_u64 stream_once = fs_l2_policy_evict_first(), reused = fs_l2_policy_evict_last();
+  fs_i64 it = 0;
+  for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
+    const int v0 = (int)(tile / n_tiles) * TV, n0 = (int)(tile % n_tiles) * TN;
+    for (int kt = 0; kt < ktiles; ++kt, ++it) {
+      const int st = (int)(it % STAGES);
+      const fs_i64 round = it / STAGES;
+      // The tag only matters in FS_DEBUG_HANG builds (mbarrier.cuh).
+      if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1), it);
+      fs_mbar_arrive_expect_tx(&full[st], (TV + TN) * TD * 2);
+      fs_tma_load_2d(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], stream_once);
+      fs_tma_load_2d(Hs + st * TN * TD, tmap_h, kt * TD, n0, &full[st], reused);
+    }
+  }
+}
