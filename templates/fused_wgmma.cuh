@@ -30,9 +30,9 @@
 #define FS_LDL (FS_TV + 4)                 // row stride of the staged fp32 logit tile
 #define FS_EPI_N fs_wgmma_epilogue_rows(FS_TN)  // batch rows staged per epilogue pass
 // The accumulators stay live across the epilogue's passes: with more than 64
-// of them only two rows' noise chains per warp fit (else epilogue.cuh decides).
+// of them only two noise chains per lane fit (else epilogue.cuh decides).
 #if FS_MI * FS_NACC > 64
-#define FS_EPI_R 2
+#define FS_EPI_G_MAX 2
 #endif
 
 // With 4+ stages one stage's MMAs stay in flight while the next stage is
@@ -81,15 +81,21 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
     fs_wgmma_wait<FS_WGMMA_LAG>();  // older stages' MMAs are done: their buffers may be refilled
   };
 
+  // Key prefetch chained through the epilogue calls (epilogue.cuh).
+  const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN, total_tiles = (fs_i64)p.num_vtiles * n_tiles;
+  fs_u64 chain = fs_epilogue_key(p, (blockIdx.x % n_tiles) * FS_TN, fs_epilogue_first_row(warp), 0);
   auto finish = [&](int vtile, int ntile) {
     // Stage FS_EPI_N batch rows at a time as L[n][v], then sample them.
     fs_wgmma_wait<0>();
+    const fs_i64 next = (fs_i64)vtile * n_tiles + ntile + gridDim.x;
+    const fs_i64 next_n0 = next < total_tiles ? (next % n_tiles) * FS_TN : -1;
 #pragma unroll
     for (int c0 = 0; c0 < FS_TN; c0 += FS_EPI_N) {
       if (c0 > 0) __syncthreads();  // the previous pass has read L
       fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_EPI_N, FS_LDL>(acc, L, c0, group * FS_MI * 64, wq, lane);
       __syncthreads();
-      fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN + c0);
+      const fs_i64 n0 = (fs_i64)ntile * FS_TN + c0;
+      fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, n0, warp, &chain, c0 + FS_EPI_N < FS_TN ? n0 + FS_EPI_N : next_n0);
     }
   };
 

@@ -33,9 +33,11 @@
 #define FS_LDL (FS_TV + 4)                  // row stride of the staged logits
 #define FS_EPI_N fs_wgmma_epilogue_rows(FS_TN)  // batch rows per epilogue pass
 #define FS_EPI_WARPS 8                      // both consumer warpgroups run the epilogue
-#if FS_MI * FS_NACC > 64
-#define FS_EPI_R 2  // the accumulators stay live across the passes: two rows' noise chains per warp
-#endif
+// Noise chains per lane in the epilogue (the accumulators stay live across
+// its passes). Measured on an H200 (bf16, V=151936, d=4096, tau=1): tv256 tn128
+// 503 -> 462 us (N=128) and 818 -> 755 us (N=256) with four instead of two;
+// tv128 tn256 at N=256 700 -> 752 us, so it keeps two.
+#define FS_EPI_G_MAX (FS_TV == 256 ? 4 : 2)
 static_assert(FS_TD == 64, "wgmma_coop: T_d must be 64 (one 128-byte swizzle row)");
 static_assert(FS_STAGES >= 2, "wgmma_coop: at least two stages");
 static_assert(FS_WARPS_M == 12 && FS_WARPS_N == 1, "wgmma_coop: one producer and two consumer warpgroups (w12x1)");
@@ -86,6 +88,9 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1)
 #pragma unroll
       for (int j = 0; j < FS_NACC; ++j) acc[i][j] = 0.0f;
 
+    const int ew = (int)(threadIdx.x >> 5) - 4;  // epilogue warp 0..7
+    // Key prefetch chained through the epilogue calls (epilogue.cuh).
+    fs_u64 chain = fs_epilogue_key(p, (blockIdx.x % n_tiles) * FS_TN, fs_epilogue_first_row(ew), 0);
     fs_i64 it = 0;  // the block's stage sequence number
     for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
@@ -101,12 +106,14 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1)
 
       // Epilogue, FS_EPI_N batch rows per pass, eight warps.
       const int vtile = (int)(tile / n_tiles), ntile = (int)(tile % n_tiles);
+      const fs_i64 next = tile + gridDim.x, next_n0 = next < total_tiles ? (next % n_tiles) * FS_TN : -1;
 #pragma unroll
       for (int c0 = 0; c0 < FS_TN; c0 += FS_EPI_N) {
         fs_named_barrier(1, 256);  // the previous pass (or tile) has read L
         fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_EPI_N, FS_LDL>(acc, L, c0, c * FS_MI * 64, wq, lane);
         fs_named_barrier(1, 256);
-        fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN + c0, (threadIdx.x >> 5) - 4);
+        const fs_i64 n0 = (fs_i64)ntile * FS_TN + c0;
+        fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, n0, ew, &chain, c0 + FS_EPI_N < FS_TN ? n0 + FS_EPI_N : next_n0);
       }
     }
   }

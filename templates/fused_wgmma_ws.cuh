@@ -39,7 +39,7 @@
 #define FS_LDL (FS_TV + 4)                  // row stride of a consumer's staged logits
 #define FS_EPI_N fs_ws_epilogue_rows(FS_TN, FS_TV)  // batch rows per epilogue pass
 #define FS_EPI_WARPS 4                      // one consumer warpgroup runs each epilogue
-#define FS_EPI_R (FS_MI * FS_NACC <= 64 ? 4 : 2)  // rows per warp at a time, as registers allow
+#define FS_EPI_G_MAX (FS_MI * FS_NACC <= 64 ? 4 : 2)  // value groups per lane at a time, as registers allow
 static_assert(FS_TD == 64, "wgmma_ws: T_d must be 64 (one 128-byte swizzle row)");
 static_assert(FS_STAGES >= 3, "wgmma_ws: at least three stages");
 static_assert(FS_WARPS_M == 12 && FS_WARPS_N == 1, "wgmma_ws: one producer and two consumer warpgroups (w12x1)");
@@ -98,6 +98,9 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1)
 #pragma unroll
       for (int j = 0; j < FS_NACC; ++j) acc[i][j] = 0.0f;
 
+    // Key prefetch chained through this consumer's epilogue calls (epilogue.cuh).
+    const fs_i64 first = (fs_i64)blockIdx.x + c * gridDim.x;
+    fs_u64 chain = fs_epilogue_key(p, first < total_tiles ? (first % n_tiles) * FS_TN : -1, fs_epilogue_first_row(wq), 0);
     fs_i64 j = 0;  // the block's tile number
     for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, ++j) {
       if ((int)(j & 1) != c) continue;
@@ -121,12 +124,15 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1)
 
       // Epilogue, FS_EPI_N batch rows per pass.
       const int vtile = (int)(tile / n_tiles), ntile = (int)(tile % n_tiles);
+      const fs_i64 next = tile + 2 * (fs_i64)gridDim.x;  // this consumer's next tile
+      const fs_i64 next_n0 = next < total_tiles ? (next % n_tiles) * FS_TN : -1;
 #pragma unroll
       for (int c0 = 0; c0 < FS_TN; c0 += FS_EPI_N) {
         fs_named_barrier(1 + c, 128);  // the previous pass (or tile) has read L
         fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_EPI_N, FS_LDL>(acc, L, c0, 0, wq, lane);
         fs_named_barrier(1 + c, 128);
-        fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN + c0, wq);
+        const fs_i64 n0 = (fs_i64)ntile * FS_TN + c0;
+        fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, n0, wq, &chain, c0 + FS_EPI_N < FS_TN ? n0 + FS_EPI_N : next_n0);
       }
     }
   }

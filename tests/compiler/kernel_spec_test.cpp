@@ -56,7 +56,7 @@ TEST(KernelSpec, EnumNames) {
   EXPECT_EQ(fs::to_string(Variant::wgmma_ws), "wgmma_ws");
   for (DType d : kDTypes) EXPECT_EQ(fs::parse_dtype(fs::to_string(d)), d);
   for (Arch a : kArchs) EXPECT_EQ(fs::parse_arch(fs::to_string(a)), a);
-  for (Variant v : {Variant::mma_sync, Variant::simt, Variant::logits, Variant::wgmma, Variant::wgmma_ws}) EXPECT_EQ(fs::parse_variant(fs::to_string(v)), v);
+  for (Variant v : {Variant::mma_sync, Variant::simt, Variant::logits, Variant::wgmma, Variant::wgmma_ws, Variant::wgmma_coop}) EXPECT_EQ(fs::parse_variant(fs::to_string(v)), v);
   EXPECT_EQ(fs::dtype_size(DType::bf16), 2u);
   EXPECT_EQ(fs::dtype_size(DType::fp16), 2u);
   EXPECT_EQ(fs::dtype_size(DType::fp32), 4u);
@@ -85,7 +85,7 @@ TEST(KernelSpec, ParseToStringRoundTrip) {
   std::vector<KernelSpec> specs;
   for (DType d : kDTypes)
     for (Arch a : kArchs)
-      for (Variant v : {Variant::mma_sync, Variant::simt, Variant::logits, Variant::wgmma, Variant::wgmma_ws})
+      for (Variant v : {Variant::mma_sync, Variant::simt, Variant::logits, Variant::wgmma, Variant::wgmma_ws, Variant::wgmma_coop})
         for (int tv : {16, 128, 512})
           for (int tn : {8, 64, 256}) specs.push_back(spec(d, v, tv, tn, tv == 16 ? 16 : 128, tn / 8 + 1, tn / 8, 3, a));
   for (const KernelSpec& s : specs) {
@@ -134,6 +134,9 @@ TEST(KernelSpec, ValidSpecsPass) {
       spec(DType::bf16, Variant::wgmma_ws, 128, 128, 64, 4, 12, 1, Arch::sm_90a),
       spec(DType::fp16, Variant::wgmma_ws, 64, 256, 64, 4, 12, 1, Arch::sm_90a),
       spec(DType::bf16, Variant::wgmma_ws, 64, 8, 64, 8, 12, 1, Arch::sm_90a),
+      spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a),
+      spec(DType::fp16, Variant::wgmma_coop, 256, 128, 64, 3, 12, 1, Arch::sm_90a),  // two 64-row blocks per consumer
+      spec(DType::bf16, Variant::wgmma_coop, 128, 8, 64, 2, 12, 1, Arch::sm_90a),
   };
   for (const KernelSpec& s : ok) {
     EXPECT_NO_THROW(s.validate()) << s.to_string();
@@ -196,6 +199,12 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, Variant::wgmma_ws, 256, 64, 64, 4, 12, 1, Arch::sm_90a), false, {"64 or 128"}},
       {spec(b, Variant::wgmma_ws, 128, 256, 64, 2, 12, 1, Arch::sm_90a), false, {"128 accumulators"}},
       {spec(b, Variant::wgmma_ws, 128, 64, 64, 2, 12, 1, Arch::sm_90a), false, {"stages"}},
+      {spec(b, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90), true, {"wgmma_coop", "sm_90a"}},
+      {spec(f, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a), true, {"wgmma_coop", "fp32"}},
+      {spec(b, Variant::wgmma_coop, 128, 64, 64, 4, 8, 1, Arch::sm_90a), false, {"w12x1"}},
+      {spec(b, Variant::wgmma_coop, 64, 64, 64, 4, 12, 1, Arch::sm_90a), false, {"128 or 256"}},
+      {spec(b, Variant::wgmma_coop, 256, 256, 64, 2, 12, 1, Arch::sm_90a), false, {"128 accumulators"}},
+      {spec(b, Variant::wgmma_coop, 256, 128, 64, 4, 12, 1, Arch::sm_90a), false, {"shared memory"}},
   };
   for (const BadSpec& c : cases) {
     const std::string text = c.spec.to_string();
@@ -242,6 +251,11 @@ TEST(KernelSpec, TargetArch) {
   EXPECT_EQ(fs::target_arch(Variant::wgmma, Arch::sm_90a), Arch::sm_90a);
   EXPECT_EQ(fs::target_arch(Variant::wgmma, Arch::sm_80), Arch::sm_80);  // then validate() refuses it
   EXPECT_EQ(fs::target_arch(Variant::wgmma_ws, Arch::sm_90), Arch::sm_90a);
+  EXPECT_EQ(fs::target_arch(Variant::wgmma_coop, Arch::sm_90), Arch::sm_90a);
+  EXPECT_TRUE(fs::uses_tma(Variant::wgmma_ws));
+  EXPECT_TRUE(fs::uses_tma(Variant::wgmma_coop));
+  EXPECT_FALSE(fs::uses_tma(Variant::wgmma));
+  EXPECT_FALSE(fs::uses_tma(Variant::mma_sync));
   EXPECT_EQ(fs::target_arch(Variant::wgmma_ws, Arch::sm_86), Arch::sm_86);
   EXPECT_EQ(fs::target_arch(Variant::mma_sync, Arch::sm_90), Arch::sm_90);
   EXPECT_EQ(fs::target_arch(Variant::simt, Arch::sm_86), Arch::sm_86);
