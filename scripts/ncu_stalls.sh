@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# ad-hoc probe: per-instruction stall samples of one fused launch
+# ncu_stalls.sh: where one fused launch spends its time, by code region. Runs
+# `fusedsample demo` under Nsight Compute's source counters (warp-stall
+# sampling per SASS instruction) and writes $OUT/top_stalls.txt: the 45 most
+# sampled instructions, then the samples, executed warp instructions and top
+# stall reasons per 2 KiB block of code (mainloop, epilogue passes, producer
+# and the final barrier show up as separate blocks).
+#   scripts/ncu_stalls.sh SPEC TEMPERATURE [ROWS] [VOCAB] [HIDDEN]
+set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/build/devlibs:/usr/local/cuda/lib64
-OUT=${OUT:-/tmp/o}; mkdir -p $OUT
-spec=${1}; t=${2}; n=${3:-256}
-timeout 200 ncu --clock-control none -k regex:fs_fused_kernel --launch-skip 1 --launch-count 1 --section SourceCounters --section WarpStateStats -f -o /tmp/rep ./build/fusedsample demo --rows $n --vocab 151936 --hidden 4096 --check-rows 0 --iters 2 --temperature $t --spec "$spec" > $OUT/ncu_log.txt 2>&1
+OUT=${OUT:-/tmp/fs-out}; mkdir -p "$OUT"
+spec=${1:?spec}; t=${2:?temperature}; n=${3:-256}; vocab=${4:-151936}; hidden=${5:-4096}
+timeout 200 ncu --clock-control none -k regex:fs_fused_kernel --launch-skip 1 --launch-count 1 --section SourceCounters \
+  --section WarpStateStats -f -o /tmp/rep ./build/fusedsample demo --rows "$n" --vocab "$vocab" --hidden "$hidden" \
+  --check-rows 0 --iters 2 --temperature "$t" --spec "$spec" > "$OUT/ncu_log.txt" 2>&1
 ncu -i /tmp/rep.ncu-rep --page source --csv --print-source sass > /tmp/src.csv 2>&1
-head -3 /tmp/src.csv | cut -c1-600 > $OUT/src_head.txt
 python3 - "$OUT" <<'PY'
 import csv,sys
 rows=list(csv.reader(open('/tmp/src.csv')))
@@ -42,4 +50,4 @@ with open(sys.argv[1]+'/top_stalls.txt','w') as f:
     top3=sorted(e[1].items(), key=lambda kv:-kv[1])[:4]
     f.write('%6x %6.2f%% %10d  %s\n'%(b*0x800,100*e[0]/tot,e[2],' '.join('%s=%.0f'%(k[6:],v) for k,v in top3)))
 PY
-grep -A80 'by 0x800' $OUT/top_stalls.txt
+grep -A80 'by 0x800' "$OUT/top_stalls.txt"
