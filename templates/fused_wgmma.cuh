@@ -53,10 +53,7 @@ typedef fs_tile_loader<FS_TN, FS_CPR, FS_THREADS, 2, 128, true> fs_h_loader;
 
 extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(const fs_fused_params p) {
   extern __shared__ __align__(128) unsigned char fs_smem_raw[];
-  // wgmma's swizzle is anchored to 1024-byte boundaries (shared_bytes() adds
-  // the slack for this round-up).
-  const unsigned raw = fs_smem_addr(fs_smem_raw);
-  unsigned char* fs_smem = fs_smem_raw + (((raw + 1023u) & ~1023u) - raw);
+  unsigned char* fs_smem = fs_smem_align_1024(fs_smem_raw);
   fs_u16* Ws = reinterpret_cast<fs_u16*>(fs_smem);
   fs_u16* Hs = Ws + FS_STAGES * FS_TV * FS_TD;
   float* L = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // [FS_EPI_N][FS_LDL]

@@ -54,8 +54,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1)
     fs_fused_kernel(const fs_fused_params p, const __grid_constant__ fs_tmap tmap_w,
                     const __grid_constant__ fs_tmap tmap_h) {
   extern __shared__ __align__(128) unsigned char fs_smem_raw[];
-  const unsigned raw = fs_smem_addr(fs_smem_raw);
-  unsigned char* fs_smem = fs_smem_raw + (((raw + 1023u) & ~1023u) - raw);  // shared_bytes() has the slack
+  unsigned char* fs_smem = fs_smem_align_1024(fs_smem_raw);
   fs_u16* Ws = reinterpret_cast<fs_u16*>(fs_smem);
   fs_u16* Hs = Ws + FS_STAGES * FS_TV * FS_TD;
   float* Ls = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // [2][FS_EPI_N][FS_LDL]
@@ -82,12 +81,9 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1)
   // (mbarrier.cuh): 1000000 + it = full, 2000000 + j = order.
 
   if (wg == 0) {
-    // Producer: every stage of every tile of this block, in order, issued by
-    // one thread.
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-    if (tid == 0)
-      fs_tma_produce<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles, total_tiles,
-                                                     ktiles);
+    // Producer: every stage of every tile of this block, in order.
+    fs_tma_producer_warpgroup<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles,
+                                                              total_tiles, ktiles);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
     const int c = wg - 1, wq = tid >> 5, lane = tid & 31;

@@ -30,3 +30,14 @@ __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_t
     }
   }
 }
+
+// Warpgroup 0 of a TMA-fed kernel: gives up registers for the consumers
+// (setmaxnreg, the whole warpgroup) and lets one thread run the producer loop.
+template <int TV, int TN, int TD, int STAGES>
+__device__ __forceinline__ void fs_tma_producer_warpgroup(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws,
+                                                          fs_u16* Hs, fs_u64* full, fs_u64* empty, fs_i64 n_tiles,
+                                                          fs_i64 total_tiles, int ktiles) {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+  if ((threadIdx.x & 127) == 0)
+    fs_tma_produce<TV, TN, TD, STAGES>(tmap_w, tmap_h, Ws, Hs, full, empty, n_tiles, total_tiles, ktiles);
+}

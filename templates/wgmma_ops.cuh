@@ -3,6 +3,14 @@
 // 128-byte swizzle, and the fence / commit / wait of asynchronous MMAs.
 #pragma once
 #include "fs_types.cuh"
+#include "pipeline.cuh"  // fs_smem_addr
+
+// The dynamic shared memory rounded up to a 1024-byte boundary, where wgmma's
+// 128-byte swizzle is anchored (the kernels' shared_bytes() include the slack).
+__device__ __forceinline__ unsigned char* fs_smem_align_1024(unsigned char* raw) {
+  const unsigned a = fs_smem_addr(raw);
+  return raw + (((a + 1023u) & ~1023u) - a);
+}
 
 // Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups
 // 1024 bytes apart (stride byte offset), leading byte offset unused (1).
