@@ -60,6 +60,7 @@ struct Sampler::Impl {
   std::array<std::atomic<runtime::LoadedModule*>, kBuckets> by_bucket{};
   std::atomic<runtime::LoadedModule*> logits_module{nullptr};
   runtime::DeviceMemory workspace;
+  runtime::OperandMapCache weights_map, hidden_map;  // tensor maps of the TMA-fed variants
 
   Impl(const SamplerOptions& o) : options(o), ctx(o.device) {}
 
@@ -168,13 +169,14 @@ struct Sampler::Impl {
       const std::int64_t rounds = ceil_div(tiles, m.resident_blocks());
       blocks = ceil_div(tiles, rounds);
     }
+    // The TMA-fed kernels take the tensor maps of W and H after the block
+    // (cuLaunchKernel copies them; the caches only save re-encoding).
     void* args[3] = {&p, nullptr, nullptr};
-    CUtensorMap map_w, map_h;  // the TMA-fed kernel's extra parameters
     if (uses_tma(spec.variant)) {
-      map_w = runtime::operand_tensor_map(weights, options.dtype, options.vocab, options.hidden, spec.tile_v, "weights");
-      map_h = runtime::operand_tensor_map(hidden, options.dtype, a.rows, options.hidden, spec.tile_n, "hidden_states");
-      args[1] = &map_w;
-      args[2] = &map_h;
+      args[1] = const_cast<CUtensorMap*>(
+          &weights_map.get(weights, options.dtype, options.vocab, options.hidden, spec.tile_v, "weights"));
+      args[2] = const_cast<CUtensorMap*>(
+          &hidden_map.get(hidden, options.dtype, a.rows, options.hidden, spec.tile_n, "hidden_states"));
     }
     FS_CU(cuLaunchKernel(m.fused(), unsigned(blocks), 1, 1, unsigned(spec.threads()), 1, 1,
                          unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));

@@ -36,4 +36,17 @@ CUtensorMap operand_tensor_map(const void* base, DType dtype, std::int64_t rows,
   return map;
 }
 
+const CUtensorMap& OperandMapCache::get(const void* base, DType dtype, std::int64_t rows, std::int64_t hidden,
+                                        int box_rows, const char* name) {
+  if (base_ != base || dtype_ != dtype || rows_ != rows || hidden_ != hidden || box_rows_ != box_rows) {
+    map_ = operand_tensor_map(base, dtype, rows, hidden, box_rows, name);  // the key changes only once it encoded
+    base_ = base;
+    dtype_ = dtype;
+    rows_ = rows;
+    hidden_ = hidden;
+    box_rows_ = box_rows;
+  }
+  return map_;
+}
+
 }  // namespace fusedsample::runtime

@@ -16,4 +16,21 @@ namespace fusedsample::runtime {
 CUtensorMap operand_tensor_map(const void* base, DType dtype, std::int64_t rows, std::int64_t hidden, int box_rows,
                                const char* name);
 
+// The last map of one operand, re-encoded only when its base, rows or box
+// change (the weights of a Sampler, and usually its hidden-state buffer, stay
+// put from call to call). Not thread-safe: one per Sampler, which is used
+// from one thread at a time.
+class OperandMapCache {
+ public:
+  const CUtensorMap& get(const void* base, DType dtype, std::int64_t rows, std::int64_t hidden, int box_rows,
+                         const char* name);
+
+ private:
+  const void* base_ = nullptr;
+  DType dtype_ = DType::bf16;
+  std::int64_t rows_ = 0, hidden_ = 0;
+  int box_rows_ = 0;
+  CUtensorMap map_{};
+};
+
 }  // namespace fusedsample::runtime

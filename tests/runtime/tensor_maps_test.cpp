@@ -42,3 +42,15 @@ TEST(TensorMaps, RefusesWhatTheCopyEngineCannotAddress) {
   expect_message<fs::Unsupported>([&] { operand_tensor_map(fake(0x1000), fs::DType::fp32, 100, 4096, 128, "weights"); },
                                   "fp32");
 }
+
+// The per-Sampler cache re-validates every key it has not encoded: a refused
+// operand is refused again (nothing half-cached), and a new key is checked.
+TEST(TensorMaps, CacheKeepsNoRefusedKey) {
+  fs::runtime::OperandMapCache cache;
+  const auto bf16 = fs::DType::bf16;
+  for (int i = 0; i < 2; ++i)
+    expect_message<fs::InvalidArgument>([&] { cache.get(fake(0x1008), bf16, 100, 4096, 128, "weights"); },
+                                        "not 16-byte aligned");
+  expect_message<fs::InvalidArgument>([&] { cache.get(fake(0x1000), bf16, 100, 4096, 300, "hidden_states"); },
+                                      "box of 300 rows");
+}
