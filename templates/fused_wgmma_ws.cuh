@@ -50,9 +50,7 @@ static_assert(FS_MI * FS_NACC <= 128, "wgmma_ws: at most 128 accumulators per th
 #include "epilogue.cuh"
 #include "reduce.cuh"
 
-extern "C" __global__ void __launch_bounds__(FS_THREADS, 1)
-    fs_fused_kernel(const fs_fused_params p, const __grid_constant__ fs_tmap tmap_w,
-                    const __grid_constant__ fs_tmap tmap_h) {
+extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_TMA_KERNEL_PARAMS) {
   extern __shared__ __align__(128) unsigned char fs_smem_raw[];
   unsigned char* fs_smem = fs_smem_align_1024(fs_smem_raw);
   fs_u16* Ws = reinterpret_cast<fs_u16*>(fs_smem);
@@ -63,15 +61,8 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1)
   fs_u64* order = empty + FS_STAGES;                                     // [2]: a consumer's MMAs done
 
   const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < FS_STAGES; ++s) {
-      fs_mbar_init(&full[s], 1);     // the producer's arrival with the stage's transaction bytes
-      fs_mbar_init(&empty[s], 128);  // every thread of the consuming warpgroup
-    }
-    fs_mbar_init(&order[0], 128);  // every thread of consumer 0
-    fs_mbar_init(&order[1], 128);
-    fs_mbar_init_fence();
-  }
+  // empty: every thread of the consuming warpgroup; order[c]: every thread of consumer c.
+  if (threadIdx.x == 0) fs_tma_ring_init(full, empty, FS_STAGES, 128, order, 2, 128);
   __syncthreads();
 
   const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;

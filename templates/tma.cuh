@@ -9,11 +9,17 @@
 // (runtime/tensor_maps.cpp) and passed as a __grid_constant__ kernel
 // parameter; fs_tmap matches the driver's CUtensorMap (128 bytes, 64-aligned).
 #pragma once
+#include "fs_params.cuh"
 #include "mbarrier.cuh"
 
 struct __align__(64) fs_tmap {
   fs_u64 opaque[16];
 };
+
+// The parameters of every TMA-fed kernel, in the order the runtime passes
+// them (runtime/sampler.cpp): the block, then the maps of W and H.
+#define FS_TMA_KERNEL_PARAMS \
+  const fs_fused_params p, const __grid_constant__ fs_tmap tmap_w, const __grid_constant__ fs_tmap tmap_h
 
 // Expect `bytes` more transaction bytes on the barrier and arrive once.
 __device__ __forceinline__ void fs_mbar_arrive_expect_tx(fs_u64* bar, unsigned bytes) {

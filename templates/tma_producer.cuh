@@ -31,6 +31,20 @@ __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_t
   }
 }
 
+// Thread 0, before the block's first barrier: a stage ring's `full`
+// barriers (one producer arrival plus the bytes) and `empty` barriers
+// (`consumers` arrivals); `extra` more barriers of `extra_count` arrivals after
+// them; then the fence that shows them to the copy engine.
+__device__ __forceinline__ void fs_tma_ring_init(fs_u64* full, fs_u64* empty, int stages, unsigned consumers,
+                                                 fs_u64* extra = nullptr, int extras = 0, unsigned extra_count = 0) {
+  for (int s = 0; s < stages; ++s) {
+    fs_mbar_init(&full[s], 1);
+    fs_mbar_init(&empty[s], consumers);
+  }
+  for (int i = 0; i < extras; ++i) fs_mbar_init(&extra[i], extra_count);
+  fs_mbar_init_fence();
+}
+
 // Warpgroup 0 of a TMA-fed kernel: gives up registers for the consumers
 // (setmaxnreg, the whole warpgroup) and lets one thread run the producer loop.
 template <int TV, int TN, int TD, int STAGES>
