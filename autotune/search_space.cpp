@@ -166,15 +166,8 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
           for (int st : kStages)
             for (int wm : kWarpsM)
               for (int wn : kWarpsN) {
-                KernelSpec s;
-                s.dtype = dtype;
-                s.variant = variant;
-                s.tile_v = tv;
-                s.tile_n = tn;
-                s.tile_d = td;
-                s.stages = st;
-                s.warps_m = wm;
-                s.warps_n = wn;
+                const KernelSpec s{.tile_v = tv, .tile_n = tn, .tile_d = td, .stages = st, .warps_m = wm,
+                                   .warps_n = wn, .dtype = dtype, .variant = variant};
                 const auto ok = buildable(s, arch);
                 if (!ok || ok->shared_bytes() > limit || !seen.insert(ok->to_string()).second) continue;
                 ranked.emplace_back(estimated_cost(*ok, rows, limit), *ok);
