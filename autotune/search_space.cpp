@@ -2,7 +2,7 @@
 // (dtype, arch, batch rows).
 //
 // 1. Grid: tile_v {32, 64, 128, 256} x tile_n {8, ..., 256} x tile_d {32, 64,
-//    128} x stages {2..6} x warps {1,2,4,8,12} x {1,2,4} x every variant except
+//    128} x stages {2..6} x warps {1,2,4,8,12,16,20} x {1,2,4} x every variant except
 //    `logits` (enumerated from the Variant enum, so new variants join on their
 //    own).
 // 2. Pruning: KernelSpec::validate() (its exceptions mean "not a kernel we can
@@ -32,7 +32,7 @@ constexpr int kTileV[] = {32, 64, 128, 256};
 constexpr int kTileN[] = {8, 16, 32, 64, 128, 256};
 constexpr int kTileD[] = {32, 64, 128};
 constexpr int kStages[] = {2, 3, 4, 5, 6};
-constexpr int kWarpsM[] = {1, 2, 4, 8, 12};  // 12: wgmma_ws / wgmma_coop (producer + two consumers)
+constexpr int kWarpsM[] = {1, 2, 4, 8, 12, 16, 20};  // 12: wgmma_ws; 16, 20: wgmma_coop (+ epilogue warpgroups)
 constexpr int kWarpsN[] = {1, 2, 4};
 
 // W bytes in flight per SM that keep DRAM busy: bandwidth x loaded latency /

@@ -96,9 +96,9 @@ std::size_t KernelSpec::shared_bytes() const {
     case Variant::wgmma_ws:  // stages, two consumers' staged logits, barriers (full/empty per stage, 2 order), 1 KiB slack
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + 2 * std::size_t(fs_ws_epilogue_rows(tile_n, tile_v)) * ldl * 4 +
              std::size_t(stages) * 16 + 16 + 1024;
-    case Variant::wgmma_coop:  // stages, the staged logits (64 batch rows per pass), barriers (full/empty per stage), 1 KiB slack
-      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(fs_wgmma_epilogue_rows(tile_n)) * ldl * 4 +
-             std::size_t(stages) * 16 + 1024;
+    case Variant::wgmma_coop:  // stages, the whole tile's staged logits, barriers (full/empty per stage, lfull, lfree), 1 KiB slack
+      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(tile_n) * ldl * 4 +
+             std::size_t(stages) * 16 + 16 + 1024;
   }
   return epilogue;
 }
@@ -107,7 +107,8 @@ void KernelSpec::validate() const {
   auto bad = [&](const std::string& why) { throw InvalidArgument(fmt::format("invalid kernel spec [{}]: {}", to_string(), why)); };
   if (tile_v < 16 || tile_v > 512 || tile_v % 16 != 0) bad("tile_v must be a multiple of 16 in [16, 512]");
   if (tile_n < 8 || tile_n > 256 || tile_n % 8 != 0) bad("tile_n must be a multiple of 8 in [8, 256]");
-  if (warps_m < 1 || warps_n < 1 || warps_m * warps_n > 16) bad("warps_m * warps_n must be in [1, 16]");
+  if (warps_m < 1 || warps_n < 1 || warps_m * warps_n > (variant == Variant::wgmma_coop ? 20 : 16))
+    bad(variant == Variant::wgmma_coop ? "warps_m * warps_n must be in [1, 20]" : "warps_m * warps_n must be in [1, 16]");
   if (variant != Variant::logits) {
     if (stages < 2 || stages > 16) bad("stages must be in [2, 16]");
     if (!is_pow2(tile_d) || tile_d < 16 || tile_d > 128) bad("tile_d must be 16, 32, 64 or 128");
@@ -152,9 +153,11 @@ void KernelSpec::validate() const {
         if ((tile_v / 64) * tile_n / 2 > 128) bad("wgmma_ws: more than 128 accumulators per thread");
         if (stages < 3) bad("wgmma_ws: stages must be >= 3");
       } else {
-        if (warps_m != 12 || warps_n != 1) bad("wgmma_coop: warps must be w12x1 (one producer, two consumer warpgroups)");
+        if ((warps_m != 16 && warps_m != 20) || warps_n != 1)
+          bad("wgmma_coop: warps must be w16x1 or w20x1 (producer, two consumer and one or two epilogue warpgroups)");
         if (tile_v != 128 && tile_v != 256) bad("wgmma_coop: tile_v (both consumers' rows) must be 128 or 256");
-        if ((tile_v / 128) * tile_n / 2 > 128) bad("wgmma_coop: more than 128 accumulators per thread");
+        if (tile_n > 128) bad("wgmma_coop: tile_n must be at most 128 (the whole tile's logits are staged)");
+        if ((tile_v / 128) * tile_n / 2 > 64) bad("wgmma_coop: more than 64 accumulators per consumer thread");
       }
       break;
     }

@@ -4,7 +4,8 @@
 # sampling per SASS instruction) and writes $OUT/top_stalls.txt: the 45 most
 # sampled instructions, then the samples, executed warp instructions and top
 # stall reasons per 2 KiB block of code (mainloop, epilogue passes, producer
-# and the final barrier show up as separate blocks).
+# and the final barrier show up as separate blocks), and $OUT/source_sass.csv.gz:
+# every SASS instruction with its samples, stall reasons and execution counts.
 #   scripts/ncu_stalls.sh SPEC TEMPERATURE [ROWS] [VOCAB] [HIDDEN]
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/build/devlibs:/usr/local/cuda/lib64
@@ -14,6 +15,7 @@ timeout 200 ncu --clock-control none -k regex:fs_fused_kernel --launch-skip 1 --
   --section WarpStateStats -f -o /tmp/rep ./build/fusedsample demo --rows "$n" --vocab "$vocab" --hidden "$hidden" \
   --check-rows 0 --iters 2 --temperature "$t" --spec "$spec" > "$OUT/ncu_log.txt" 2>&1
 ncu -i /tmp/rep.ncu-rep --page source --csv --print-source sass > /tmp/src.csv 2>&1
+gzip -c /tmp/src.csv > "$OUT/source_sass.csv.gz"  # every SASS instruction with its samples and counts
 python3 - "$OUT" <<'PY'
 import csv,sys
 rows=list(csv.reader(open('/tmp/src.csv')))

@@ -1,5 +1,5 @@
 // fused_wgmma_coop.cuh: the cooperative warp-specialized wgmma kernel (sm_90a,
-// bf16/fp16). Three warpgroups per block:
+// bf16/fp16) with a dedicated epilogue. Four or five warpgroups per block:
 //   producer    (warpgroup 0; one thread works) streams (T_V x 64) W and
 //               (T_N x 64) H stages with the tensor memory accelerator
 //               (tma_producer.cuh) into a ring of FS_STAGES stages;
@@ -7,15 +7,25 @@
 //               c multiplies vocabulary rows [c T_V/2, (c+1) T_V/2) of the
 //               tile by the stage's whole H slice (m64nT_Nk16, one or two
 //               64-row blocks each). A stage is freed (`empty`, 256
-//               arrivals) once both consumers' MMAs on it are done.
-// Unlike the ping-pong wgmma_ws, one H stage feeds both consumers, so the
-// shared-memory traffic per MMA is lower (the large-batch case). Both
-// consumers run the Gumbel epilogue of a tile together (eight warps over the
-// staged T_V-wide logits, as in fused_wgmma.cuh) while the producer already
-// fills the stages of the block's next tile.
+//               arrivals) once both consumers' MMAs on it are done. At the
+//               end of a tile they write its fp32 logits to shared memory
+//               (L, T_N x T_V, once the epilogue has freed it: `lfree`),
+//               announce them (`lfull`) and start the next tile's MMAs;
+//   epilogue    (warpgroups 3 and, with w20x1, 4) run the Gumbel epilogue of
+//               the staged tile (epilogue.cuh) while the consumers' MMAs of
+//               the next tile run, then free L.
+// So the tensor cores wait only for the store of a tile's logits, not for its
+// sampling, as long as the epilogue of a tile is shorter than the MMAs of the
+// next. One H stage feeds both consumers (lower shared-memory traffic per MMA
+// than the ping-pong wgmma_ws).
+//
+// Registers: the block starts with R0 = 65536 / threads per thread (128 for
+// w16x1, 96 for w20x1); the producer gives most of its share back
+// (setmaxnreg.dec 40) and the epilogue warpgroups take it (w16x1: 216, so
+// four noise chains per lane; w20x1: consumers 104, epilogue 112, two chains).
 //
 // Prelude macros: FS_TV (128 or 256) FS_TN FS_TD(=64) FS_STAGES
-// FS_WARPS_M(=12) FS_WARPS_N(=1), FS_DTYPE_BF16 / FS_DTYPE_F16, and the
+// FS_WARPS_M(=16 or 20) FS_WARPS_N(=1), FS_DTYPE_BF16 / FS_DTYPE_F16, and the
 // generated fs_wgmma_k16(acc, desc_w, desc_h).
 // Kernel parameters: the fs_fused_params block, then the tensor maps of W
 // (box 64 x T_V) and H (box 64 x T_N), encoded by runtime/tensor_maps.cpp.
@@ -25,25 +35,28 @@
 #include "mbarrier.cuh"
 #include "tma_producer.cuh"
 #include "wgmma_ops.cuh"
-#include "epilogue_rows.cuh"
 
 #define FS_THREADS (32 * FS_WARPS_M)
+#define FS_EPI_WG ((FS_WARPS_M - 12) / 4)   // epilogue warpgroups
 #define FS_MI (FS_TV / 128)                 // 64-row blocks per consumer
 #define FS_NACC (FS_TN / 2)                 // fp32 accumulators per thread per 64-row block
 #define FS_LDL (FS_TV + 4)                  // row stride of the staged logits
-#define FS_EPI_N fs_wgmma_epilogue_rows(FS_TN)  // batch rows per epilogue pass
-#define FS_EPI_WARPS 8                      // both consumer warpgroups run the epilogue
-// Noise chains per lane in the epilogue (the accumulators stay live across
-// its passes). Measured on an H200 (bf16, V=151936, d=4096, tau=1): tv256 tn128
-// 503 -> 462 us (N=128) and 818 -> 755 us (N=256) with four instead of two;
-// tv128 tn256 at N=256 700 -> 752 us, so it keeps two.
-#define FS_EPI_G_MAX (FS_TV == 256 ? 4 : 2)
+#define FS_EPI_N FS_TN                      // the epilogue takes the whole staged tile
+#define FS_EPI_WARPS (4 * FS_EPI_WG)
+#define FS_EPI_G_MAX (FS_EPI_WG == 1 ? 4 : 2)
+#define FS_CONSUMER_REGS (FS_EPI_WG == 1 ? 128 : 104)
+#define FS_EPILOGUE_REGS (FS_EPI_WG == 1 ? 216 : 112)
 static_assert(FS_TD == 64, "wgmma_coop: T_d must be 64 (one 128-byte swizzle row)");
 static_assert(FS_STAGES >= 2, "wgmma_coop: at least two stages");
-static_assert(FS_WARPS_M == 12 && FS_WARPS_N == 1, "wgmma_coop: one producer and two consumer warpgroups (w12x1)");
+static_assert((FS_WARPS_M == 16 || FS_WARPS_M == 20) && FS_WARPS_N == 1,
+              "wgmma_coop: producer, two consumer and one or two epilogue warpgroups (w16x1 or w20x1)");
 static_assert(FS_TV == 128 || FS_TV == 256, "wgmma_coop: T_V is 128 or 256 (64 or 128 rows per consumer)");
-static_assert(FS_TN % 8 == 0 && FS_TN <= 256 && FS_TN % FS_EPI_N == 0, "wgmma_coop: T_N must be a multiple of 8 up to 256");
-static_assert(FS_MI * FS_NACC <= 128, "wgmma_coop: at most 128 accumulators per thread");
+static_assert(FS_TN % 8 == 0 && FS_TN <= 128, "wgmma_coop: T_N must be a multiple of 8 up to 128");
+static_assert(FS_MI * FS_NACC <= 64, "wgmma_coop: at most 64 accumulators per consumer thread");
+// Every warpgroup's registers fit the block's (65536 / threads, a multiple of 8, each at launch).
+static_assert(128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_WG * FS_EPILOGUE_REGS <=
+                  FS_THREADS * ((65536 / FS_THREADS) & ~7),
+              "wgmma_coop: register split exceeds the block's registers");
 
 #include "epilogue.cuh"
 #include "reduce.cuh"
@@ -53,12 +66,17 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
   unsigned char* fs_smem = fs_smem_align_1024(fs_smem_raw);
   fs_u16* Ws = reinterpret_cast<fs_u16*>(fs_smem);
   fs_u16* Hs = Ws + FS_STAGES * FS_TV * FS_TD;
-  float* L = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // [FS_EPI_N][FS_LDL]
-  fs_u64* full = reinterpret_cast<fs_u64*>(L + FS_EPI_N * FS_LDL);      // [FS_STAGES]
+  float* L = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // [FS_TN][FS_LDL]
+  fs_u64* full = reinterpret_cast<fs_u64*>(L + FS_TN * FS_LDL);         // [FS_STAGES]
   fs_u64* empty = full + FS_STAGES;                                     // [FS_STAGES]
+  fs_u64* lfull = empty + FS_STAGES;                                    // L holds a tile (consumer threads)
+  fs_u64* lfree = lfull + 1;                                            // L was read (epilogue threads)
 
   const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
-  if (threadIdx.x == 0) fs_tma_ring_init(full, empty, FS_STAGES, 256);  // empty: every consumer thread
+  if (threadIdx.x == 0) {
+    fs_mbar_init(lfree, 128 * FS_EPI_WG);
+    fs_tma_ring_init(full, empty, FS_STAGES, 256, lfull, 1, 256);  // empty, lfull: every consumer thread
+  }
   __syncthreads();
 
   const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;
@@ -69,42 +87,50 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
     // Producer: every stage of every tile of this block, in order.
     fs_tma_producer_warpgroup<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles,
                                                               total_tiles, ktiles);
-  } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  } else if (wg <= 2) {
+#if FS_CONSUMER_REGS != 128
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(FS_CONSUMER_REGS));
+#endif
     const int c = wg - 1, wq = tid >> 5, lane = tid & 31;
     float acc[FS_MI][FS_NACC];
 #pragma unroll
     for (int i = 0; i < FS_MI; ++i)
 #pragma unroll
       for (int j = 0; j < FS_NACC; ++j) acc[i][j] = 0.0f;
-
-    const int ew = (int)(threadIdx.x >> 5) - 4;  // epilogue warp 0..7
-    // Key prefetch chained through the epilogue calls (epilogue.cuh).
-    fs_u64 chain = fs_epilogue_key(p, (blockIdx.x % n_tiles) * FS_TN, fs_epilogue_first_row(ew), 0);
-    fs_i64 it = 0;  // the block's stage sequence number
-    for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
-      for (int kt = 0; kt < ktiles; ++kt, ++it) {
-        const int st = (int)(it % FS_STAGES);
-        fs_mbar_wait(&full[st], (unsigned)((it / FS_STAGES) & 1), 1000000 + it);
-        fs_wgmma_stage(acc, fs_smem_addr(Ws + st * FS_TV * FS_TD + c * FS_MI * 64 * FS_TD),
-                       fs_smem_addr(Hs + st * FS_TN * FS_TD));
+    const fs_u64 dw0 = fs_wgmma_desc(fs_smem_addr(Ws + c * FS_MI * 64 * FS_TD)), dh0 = fs_wgmma_desc(fs_smem_addr(Hs));
+    fs_ring_pos<FS_STAGES> pos;
+    int prev = 0;   // the stage of the previous k-step
+    fs_i64 j = 0;   // the block's tile number
+    for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, ++j) {
+      for (int kt = 0; kt < ktiles; ++kt) {
+        fs_mbar_wait(&full[pos.st], pos.phase, 1000000 + j * ktiles + kt);
+        fs_wgmma_stage(acc, dw0 + pos.st * FS_WGMMA_DESC_STEP(FS_TV * FS_TD * 2),
+                       dh0 + pos.st * FS_WGMMA_DESC_STEP(FS_TN * FS_TD * 2));
         fs_wgmma_wait<1>();  // the previous stage's MMAs are done: free it
-        if (kt > 0) fs_mbar_arrive(&empty[(int)((it - 1) % FS_STAGES)]);
+        if (kt > 0) fs_mbar_arrive(&empty[prev]);
+        prev = pos.st;
+        pos.advance();
       }
       fs_wgmma_wait<0>();
-      fs_mbar_arrive(&empty[(int)((it - 1) % FS_STAGES)]);
-
-      // Epilogue, FS_EPI_N batch rows per pass, eight warps.
+      fs_mbar_arrive(&empty[prev]);
+      // Hand the tile's logits to the epilogue once it has read the previous
+      // tile's (for j = 0 the wait on the preceding parity passes at once).
+      fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);
+      fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_TN, FS_LDL>(acc, L, 0, c * FS_MI * 64, wq, lane);
+      fs_mbar_arrive(lfull);
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(FS_EPILOGUE_REGS));
+    const int ew = (int)(threadIdx.x >> 5) - 12;  // epilogue warp 0..FS_EPI_WARPS-1
+    // Key prefetch chained through the epilogue calls (epilogue.cuh).
+    fs_u64 chain = fs_epilogue_key(p, (blockIdx.x % n_tiles) * FS_TN, fs_epilogue_first_row(ew), 0);
+    fs_i64 j = 0;
+    for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, ++j) {
       const int vtile = (int)(tile / n_tiles), ntile = (int)(tile % n_tiles);
       const fs_i64 next = tile + gridDim.x, next_n0 = next < total_tiles ? (next % n_tiles) * FS_TN : -1;
-#pragma unroll
-      for (int c0 = 0; c0 < FS_TN; c0 += FS_EPI_N) {
-        fs_named_barrier(1, 256);  // the previous pass (or tile) has read L
-        fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_EPI_N, FS_LDL>(acc, L, c0, c * FS_MI * 64, wq, lane);
-        fs_named_barrier(1, 256);
-        const fs_i64 n0 = (fs_i64)ntile * FS_TN + c0;
-        fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, n0, ew, &chain, c0 + FS_EPI_N < FS_TN ? n0 + FS_EPI_N : next_n0);
-      }
+      fs_mbar_wait(lfull, (unsigned)(j & 1), 4000000 + j);
+      fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN, ew, &chain, next_n0);
+      fs_mbar_arrive(lfree);
     }
   }
   fs_grid_finish(p);

@@ -79,6 +79,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
     asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
     const int c = wg - 1, wq = tid >> 5, lane = tid & 31;
     float* L = Ls + c * FS_EPI_N * FS_LDL;
+    const fs_u64 dw0 = fs_wgmma_desc(fs_smem_addr(Ws)), dh0 = fs_wgmma_desc(fs_smem_addr(Hs));  // stage 0
     float acc[FS_MI][FS_NACC];
 #pragma unroll
     for (int i = 0; i < FS_MI; ++i)
@@ -96,17 +97,19 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
       // This also keeps every stage's `full` waits in order: when a consumer
       // waits on round r of a stage, round r - 1 has been waited for.
       if (j > 0) fs_mbar_wait(&order[1 - c], (unsigned)(((j - 1) >> 1) & 1), 2000000 + j);
-      const fs_i64 it0 = j * ktiles;
+      fs_ring_pos<FS_STAGES> pos(j * ktiles);
+      int prev = 0;  // the stage of the previous k-step
       for (int kt = 0; kt < ktiles; ++kt) {
-        const fs_i64 it = it0 + kt;
-        const int st = (int)(it % FS_STAGES);
-        fs_mbar_wait(&full[st], (unsigned)((it / FS_STAGES) & 1), 1000000 + it);
-        fs_wgmma_stage(acc, fs_smem_addr(Ws + st * FS_TV * FS_TD), fs_smem_addr(Hs + st * FS_TN * FS_TD));
+        fs_mbar_wait(&full[pos.st], pos.phase, 1000000 + j * ktiles + kt);
+        fs_wgmma_stage(acc, dw0 + pos.st * FS_WGMMA_DESC_STEP(FS_TV * FS_TD * 2),
+                       dh0 + pos.st * FS_WGMMA_DESC_STEP(FS_TN * FS_TD * 2));
         fs_wgmma_wait<1>();  // the previous stage's MMAs are done: free it
-        if (kt > 0) fs_mbar_arrive(&empty[(int)((it - 1) % FS_STAGES)]);
+        if (kt > 0) fs_mbar_arrive(&empty[prev]);
+        prev = pos.st;
+        pos.advance();
       }
       fs_wgmma_wait<0>();
-      fs_mbar_arrive(&empty[(int)((it0 + ktiles - 1) % FS_STAGES)]);
+      fs_mbar_arrive(&empty[prev]);
       fs_mbar_arrive(&order[c]);
 
       // Epilogue, FS_EPI_N batch rows per pass.

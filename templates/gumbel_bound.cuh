@@ -16,12 +16,21 @@
 // accuracy near u = 1 (lg2.approx has an absolute error there), so for
 // 1 - u < 2^-6 it comes from the series f + f^2/2 + f^3/3 (f = 1 - u, exact),
 // whose relative error is below f^3/4.
+// lg2.approx without the denormal fix-up __log2f carries when the compiler
+// does not flush denormals: every argument here is a normal float (u >= 2^-24,
+// E >= 2^-24), for which the .ftz form gives the same result.
+__device__ __forceinline__ float fs_lg2_approx_normal(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 __device__ __forceinline__ float fs_gumbel_approx(fs_u32 word) {
   const float u = fs_uniform_from_bits(word);
   const float f = __fadd_rn(1.0f, -u);  // exact: u is a multiple of 2^-24
   const float series = __fmul_rn(f, __fmaf_rn(f, __fmaf_rn(f, 0.333333343f, 0.5f), 1.0f));
-  const float e = f < 0.015625f ? series : __fmul_rn(-0.693147182f, __log2f(u));
-  return __fmul_rn(-0.693147182f, __log2f(e));
+  const float e = f < 0.015625f ? series : __fmul_rn(-0.693147182f, fs_lg2_approx_normal(u));
+  return __fmul_rn(-0.693147182f, fs_lg2_approx_normal(e));
 }
 
 // Half-width of the interval around an approximate score st = fma(l, w, G~)

@@ -30,21 +30,41 @@ __device__ __forceinline__ void fs_wgmma_wait() { asm volatile("wgmma.wait_group
 // cores' (async proxy) reads of it.
 __device__ __forceinline__ void fs_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+// Descriptor arithmetic: a descriptor's low 14 bits hold the shared address
+// / 16, so moving within the (< 256 KiB) shared window adds bytes / 16.
+#define FS_WGMMA_DESC_STEP(bytes) ((fs_u64)((bytes) >> 4))
+
 // One 64-deep stage of MMAs for a warpgroup: MI 64-row blocks of W (K-major
-// tile at shared address w0, 128 bytes per row) against the T_N rows of H (at
-// h0), accumulating into acc; committed as one group (not waited for).
-// Needs the generated fs_wgmma_k16 for this T_N.
+// tile whose descriptor is dw, 128 bytes per row) against the T_N rows of H
+// (descriptor dh), accumulating into acc; committed as one group (not waited
+// for). Needs the generated fs_wgmma_k16 for this T_N.
 template <int MI, int NACC>
-__device__ __forceinline__ void fs_wgmma_stage(float (&acc)[MI][NACC], unsigned w0, unsigned h0) {
+__device__ __forceinline__ void fs_wgmma_stage(float (&acc)[MI][NACC], fs_u64 dw, fs_u64 dh) {
   fs_wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
-    const fs_u64 dh = fs_wgmma_desc(h0 + kk * 32);
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) fs_wgmma_k16(acc[mi], fs_wgmma_desc(w0 + mi * 64 * 128 + kk * 32), dh);
+    for (int mi = 0; mi < MI; ++mi)
+      fs_wgmma_k16(acc[mi], dw + FS_WGMMA_DESC_STEP(mi * 64 * 128 + kk * 32), dh + FS_WGMMA_DESC_STEP(kk * 32));
   }
   fs_wgmma_commit();
 }
+
+// A consumer's position in a ring of STAGES stages: the stage and the parity
+// of its `full` phase. Advanced by one per stage (no 64-bit division).
+template <int STAGES>
+struct fs_ring_pos {
+  int st = 0;
+  unsigned phase = 0;
+  __device__ __forceinline__ explicit fs_ring_pos(long long it = 0)
+      : st((int)(it % STAGES)), phase((unsigned)((it / STAGES) & 1)) {}
+  __device__ __forceinline__ void advance() {
+    if (++st == STAGES) {
+      st = 0;
+      phase ^= 1u;
+    }
+  }
+};
 
 // Writes batch columns [c0, c0 + EPI_N) of a warpgroup's accumulators to the
 // staged logit tile L[n - c0][v] (row stride LDL) and zeroes them. Accumulator

@@ -134,9 +134,9 @@ TEST(KernelSpec, ValidSpecsPass) {
       spec(DType::bf16, Variant::wgmma_ws, 128, 128, 64, 4, 12, 1, Arch::sm_90a),
       spec(DType::fp16, Variant::wgmma_ws, 64, 256, 64, 4, 12, 1, Arch::sm_90a),
       spec(DType::bf16, Variant::wgmma_ws, 64, 8, 64, 8, 12, 1, Arch::sm_90a),
-      spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a),
-      spec(DType::fp16, Variant::wgmma_coop, 256, 128, 64, 3, 12, 1, Arch::sm_90a),  // two 64-row blocks per consumer
-      spec(DType::bf16, Variant::wgmma_coop, 128, 8, 64, 2, 12, 1, Arch::sm_90a),
+      spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 4, 16, 1, Arch::sm_90a),
+      spec(DType::fp16, Variant::wgmma_coop, 256, 64, 64, 3, 20, 1, Arch::sm_90a),  // two 64-row blocks per consumer
+      spec(DType::bf16, Variant::wgmma_coop, 128, 8, 64, 2, 16, 1, Arch::sm_90a),
   };
   for (const KernelSpec& s : ok) {
     EXPECT_NO_THROW(s.validate()) << s.to_string();
@@ -199,12 +199,15 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, Variant::wgmma_ws, 256, 64, 64, 4, 12, 1, Arch::sm_90a), false, {"64 or 128"}},
       {spec(b, Variant::wgmma_ws, 128, 256, 64, 2, 12, 1, Arch::sm_90a), false, {"128 accumulators"}},
       {spec(b, Variant::wgmma_ws, 128, 64, 64, 2, 12, 1, Arch::sm_90a), false, {"stages"}},
-      {spec(b, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90), true, {"wgmma_coop", "sm_90a"}},
-      {spec(f, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a), true, {"wgmma_coop", "fp32"}},
-      {spec(b, Variant::wgmma_coop, 128, 64, 64, 4, 8, 1, Arch::sm_90a), false, {"w12x1"}},
-      {spec(b, Variant::wgmma_coop, 64, 64, 64, 4, 12, 1, Arch::sm_90a), false, {"128 or 256"}},
-      {spec(b, Variant::wgmma_coop, 256, 256, 64, 2, 12, 1, Arch::sm_90a), false, {"128 accumulators"}},
-      {spec(b, Variant::wgmma_coop, 256, 128, 64, 4, 12, 1, Arch::sm_90a), false, {"shared memory"}},
+      {spec(b, Variant::wgmma_coop, 128, 128, 64, 4, 16, 1, Arch::sm_90), true, {"wgmma_coop", "sm_90a"}},
+      {spec(f, Variant::wgmma_coop, 128, 128, 64, 4, 16, 1, Arch::sm_90a), true, {"wgmma_coop", "fp32"}},
+      {spec(b, Variant::wgmma_coop, 128, 64, 64, 4, 12, 1, Arch::sm_90a), false, {"w16x1 or w20x1"}},
+      {spec(b, Variant::wgmma_coop, 128, 64, 64, 4, 24, 1, Arch::sm_90a), false, {"[1, 20]"}},
+      {spec(b, Variant::wgmma_coop, 64, 64, 64, 4, 16, 1, Arch::sm_90a), false, {"128 or 256"}},
+      {spec(b, Variant::wgmma_coop, 128, 256, 64, 2, 16, 1, Arch::sm_90a), false, {"at most 128"}},
+      {spec(b, Variant::wgmma_coop, 256, 128, 64, 2, 20, 1, Arch::sm_90a), false, {"64 accumulators"}},
+      {spec(b, Variant::wgmma_coop, 256, 64, 64, 5, 16, 1, Arch::sm_90a), false, {"shared memory"}},
+      {spec(b, Variant::mma_sync, 128, 64, 64, 4, 20, 1), false, {"[1, 16]"}},
   };
   for (const BadSpec& c : cases) {
     const std::string text = c.spec.to_string();

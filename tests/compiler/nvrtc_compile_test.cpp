@@ -156,11 +156,11 @@ std::vector<CompileCase> all_cases() {
     out.push_back({make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 64, 8, 64, 6, 12, 1)});
     out.push_back({make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 128, 128, 64, 4, 12, 1)});
     out.push_back({make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 64, 256, 64, 4, 12, 1)});
-    // Cooperative: the largest N with one 64-row block per consumer, two
+    // Cooperative: one and two epilogue warpgroups, one and two 64-row
     // blocks per consumer, the smallest N with two stages.
-    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 256, 64, 4, 12, 1)});
-    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 128, 64, 3, 12, 1)});
-    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 8, 64, 2, 12, 1)});
+    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 64, 4, 16, 1)});
+    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 64, 64, 3, 20, 1)});
+    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 8, 64, 2, 20, 1)});
   }
   return out;
 }

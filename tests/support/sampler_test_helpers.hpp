@@ -124,9 +124,10 @@ inline KernelSpec make_wgmma_ws_spec(DType dtype, int tile_v, int tile_n, int st
   return build_spec(dtype, Variant::wgmma_ws, Arch::sm_90a, tile_v, tile_n, 64, stages, 12, 1);
 }
 
-// A cooperative warp-specialized wgmma spec (two consumers share each tile).
-inline KernelSpec make_wgmma_coop_spec(DType dtype, int tile_v, int tile_n, int stages) {
-  return build_spec(dtype, Variant::wgmma_coop, Arch::sm_90a, tile_v, tile_n, 64, stages, 12, 1);
+// A cooperative warp-specialized wgmma spec (two consumers share each tile;
+// warps_m 16 or 20: one or two epilogue warpgroups).
+inline KernelSpec make_wgmma_coop_spec(DType dtype, int tile_v, int tile_n, int stages, int warps_m) {
+  return build_spec(dtype, Variant::wgmma_coop, Arch::sm_90a, tile_v, tile_n, 64, stages, warps_m, 1);
 }
 
 // The tile configs the tests force: at least three per dtype, and for
@@ -143,8 +144,8 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_spec(dtype, 128, 40, 4, 8),       make_wgmma_spec(dtype, 64, 256, 3, 4),
           make_wgmma_ws_spec(dtype, 64, 8, 6),         make_wgmma_ws_spec(dtype, 128, 128, 4),
           make_wgmma_ws_spec(dtype, 64, 256, 4),       make_wgmma_ws_spec(dtype, 128, 40, 3),
-          make_wgmma_coop_spec(dtype, 128, 256, 4),    make_wgmma_coop_spec(dtype, 256, 128, 3),
-          make_wgmma_coop_spec(dtype, 128, 8, 2)};
+          make_wgmma_coop_spec(dtype, 128, 128, 4, 16), make_wgmma_coop_spec(dtype, 256, 64, 3, 20),
+          make_wgmma_coop_spec(dtype, 128, 8, 2, 20),   make_wgmma_coop_spec(dtype, 128, 40, 3, 16)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
