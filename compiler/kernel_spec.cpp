@@ -146,7 +146,14 @@ void KernelSpec::validate() const {
         if (warps_n != 1 || warps_m % 4 != 0)
           bad("wgmma: warps must be whole warpgroups along the vocabulary (w4x1, w8x1, ...)");
         if (tile_v % (16 * warps_m) != 0) bad("wgmma: tile_v must be a multiple of 64 per warpgroup");
-        if ((tile_v / (16 * warps_m)) * tile_n / 2 > 128) bad("wgmma: more than 128 accumulators per thread");
+        const int accs = (tile_v / (16 * warps_m)) * tile_n / 2;
+        if (accs > 128) bad("wgmma: more than 128 accumulators per thread");
+        // ptxas needs about 30 registers beside the accumulators (measured: 128
+        // accumulators in 128 registers, w16x1, cannot be assembled).
+        const int regs = std::min(255, (65536 / threads()) & ~7);
+        if (accs + 32 > regs)
+          bad(fmt::format("wgmma: {} accumulators per thread do not fit the {} registers a thread of {} gets", accs, regs,
+                          threads()));
       } else if (variant == Variant::wgmma_ws) {
         if (warps_m != 12 || warps_n != 1) bad("wgmma_ws: warps must be w12x1 (one producer, two consumer warpgroups)");
         if (tile_v != 64 && tile_v != 128) bad("wgmma_ws: tile_v (one consumer's rows) must be 64 or 128");

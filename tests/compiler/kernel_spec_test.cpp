@@ -208,6 +208,7 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, Variant::wgmma_coop, 256, 128, 64, 2, 20, 1, Arch::sm_90a), false, {"64 accumulators"}},
       {spec(b, Variant::wgmma_coop, 256, 64, 64, 5, 16, 1, Arch::sm_90a), false, {"shared memory"}},
       {spec(b, Variant::mma_sync, 128, 64, 64, 4, 20, 1), false, {"[1, 16]"}},
+      {spec(b, Variant::wgmma, 256, 256, 64, 2, 16, 1, Arch::sm_90a), false, {"128 accumulators", "registers"}},
   };
   for (const BadSpec& c : cases) {
     const std::string text = c.spec.to_string();
