@@ -99,20 +99,9 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
       for (int j = 0; j < FS_NACC; ++j) acc[i][j] = 0.0f;
     const fs_u64 dw0 = fs_wgmma_desc(fs_smem_addr(Ws + c * FS_MI * 64 * FS_TD)), dh0 = fs_wgmma_desc(fs_smem_addr(Hs));
     fs_ring_pos<FS_STAGES> pos;
-    int prev = 0;   // the stage of the previous k-step
     fs_i64 j = 0;   // the block's tile number
     for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, ++j) {
-      for (int kt = 0; kt < ktiles; ++kt) {
-        fs_mbar_wait(&full[pos.st], pos.phase, 1000000 + j * ktiles + kt);
-        fs_wgmma_stage(acc, dw0 + pos.st * FS_WGMMA_DESC_STEP(FS_TV * FS_TD * 2),
-                       dh0 + pos.st * FS_WGMMA_DESC_STEP(FS_TN * FS_TD * 2));
-        fs_wgmma_wait<1>();  // the previous stage's MMAs are done: free it
-        if (kt > 0) fs_mbar_arrive(&empty[prev]);
-        prev = pos.st;
-        pos.advance();
-      }
-      fs_wgmma_wait<0>();
-      fs_mbar_arrive(&empty[prev]);
+      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES>(acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles);
       // Hand the tile's logits to the epilogue once it has read the previous
       // tile's (for j = 0 the wait on the preceding parity passes at once).
       fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);

@@ -98,18 +98,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
       // waits on round r of a stage, round r - 1 has been waited for.
       if (j > 0) fs_mbar_wait(&order[1 - c], (unsigned)(((j - 1) >> 1) & 1), 2000000 + j);
       fs_ring_pos<FS_STAGES> pos(j * ktiles);
-      int prev = 0;  // the stage of the previous k-step
-      for (int kt = 0; kt < ktiles; ++kt) {
-        fs_mbar_wait(&full[pos.st], pos.phase, 1000000 + j * ktiles + kt);
-        fs_wgmma_stage(acc, dw0 + pos.st * FS_WGMMA_DESC_STEP(FS_TV * FS_TD * 2),
-                       dh0 + pos.st * FS_WGMMA_DESC_STEP(FS_TN * FS_TD * 2));
-        fs_wgmma_wait<1>();  // the previous stage's MMAs are done: free it
-        if (kt > 0) fs_mbar_arrive(&empty[prev]);
-        prev = pos.st;
-        pos.advance();
-      }
-      fs_wgmma_wait<0>();
-      fs_mbar_arrive(&empty[prev]);
+      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES>(acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles);
       fs_mbar_arrive(&order[c]);
 
       // Epilogue, FS_EPI_N batch rows per pass.

@@ -1,5 +1,6 @@
-// tma_producer.cuh: the producer of the TMA-fed wgmma kernels (wgmma_ws,
-// wgmma_coop). One thread walks the block's tiles (tile = blockIdx.x, +=
+// tma_producer.cuh: the stage ring of the TMA-fed wgmma kernels (wgmma_ws,
+// wgmma_coop): its producer, and its consumers' per-tile loop (end of file).
+// The producer: One thread walks the block's tiles (tile = blockIdx.x, +=
 // gridDim.x; tile = vtile * n_tiles + ntile) and their 64-deep k-slices as one
 // flat sequence of stages in a ring of STAGES: it waits until the consumers
 // have freed a stage (`empty`, from the second round on), announces the
@@ -8,6 +9,8 @@
 #pragma once
 #include "fs_params.cuh"
 #include "tma.cuh"
+#include "mbarrier.cuh"
+#include "wgmma_ops.cuh"
 
 template <int TV, int TN, int TD, int STAGES>
 __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws, fs_u16* Hs,
@@ -54,4 +57,28 @@ __device__ __forceinline__ void fs_tma_producer_warpgroup(const fs_tmap* tmap_w,
   asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
   if ((threadIdx.x & 127) == 0)
     fs_tma_produce<TV, TN, TD, STAGES>(tmap_w, tmap_h, Ws, Hs, full, empty, n_tiles, total_tiles, ktiles);
+}
+
+// A consumer warpgroup's side of the ring for one tile: for each of the
+// tile's k-steps, wait until the stage is full, issue its MMAs (W descriptor
+// dw0, H descriptor dh0, both of stage 0, advanced by the stage's offset),
+// and once the previous stage's MMAs are done free that stage (`empty`: one
+// arrival per thread). Returns with every MMA of the tile complete and every
+// stage freed; pos is left at the next stage. tag0 + k-step tags the waits
+// (FS_DEBUG_HANG builds).
+template <int TV, int TN, int TD, int STAGES, int MI, int NACC>
+__device__ __forceinline__ void fs_tma_consume_tile(float (&acc)[MI][NACC], fs_u64* full, fs_u64* empty,
+                                                    fs_ring_pos<STAGES>& pos, fs_u64 dw0, fs_u64 dh0, int ktiles,
+                                                    long long tag0) {
+  int prev = 0;  // the stage of the previous k-step
+  for (int kt = 0; kt < ktiles; ++kt) {
+    fs_mbar_wait(&full[pos.st], pos.phase, tag0 + kt);
+    fs_wgmma_stage(acc, dw0 + pos.st * FS_WGMMA_DESC_STEP(TV * TD * 2), dh0 + pos.st * FS_WGMMA_DESC_STEP(TN * TD * 2));
+    fs_wgmma_wait<1>();  // the previous stage's MMAs are done: free it
+    if (kt > 0) fs_mbar_arrive(&empty[prev]);
+    prev = pos.st;
+    pos.advance();
+  }
+  fs_wgmma_wait<0>();
+  fs_mbar_arrive(&empty[prev]);
 }
