@@ -12,8 +12,9 @@
 //               (L, T_N x T_V, once the epilogue has freed it: `lfree`),
 //               announce them (`lfull`) and start the next tile's MMAs;
 //   epilogue    (warpgroups 3 and, with w20x1, 4) run the Gumbel epilogue of
-//               the staged tile (epilogue.cuh) while the consumers' MMAs of
-//               the next tile run, then free L.
+//               the staged tile (epilogue_owner.cuh: each thread owns fixed
+//               rows and keeps its winner across tiles) while the consumers'
+//               MMAs of the next tile run, then free L.
 // So the tensor cores wait only for the store of a tile's logits, not for its
 // sampling, as long as the epilogue of a tile is shorter than the MMAs of the
 // next. One H stage feeds both consumers (lower shared-memory traffic per MMA
@@ -21,8 +22,9 @@
 //
 // Registers: the block starts with R0 = 65536 / threads per thread (128 for
 // w16x1, 96 for w20x1); the producer gives most of its share back
-// (setmaxnreg.dec 40) and the epilogue warpgroups take it (w16x1: 216, so
-// four noise chains per lane; w20x1: consumers 104, epilogue 112, two chains).
+// (setmaxnreg.dec 40) and the epilogue warpgroups take it (w16x1: epilogue
+// 216; w20x1: consumers 104, epilogue 112; four noise chains per lane either
+// way).
 //
 // Prelude macros: FS_TV (128 or 256) FS_TN FS_TD(=64) FS_STAGES
 // FS_WARPS_M(=16 or 20) FS_WARPS_N(=1), FS_DTYPE_BF16 / FS_DTYPE_F16, and the
@@ -41,9 +43,8 @@
 #define FS_MI (FS_TV / 128)                 // 64-row blocks per consumer
 #define FS_NACC (FS_TN / 2)                 // fp32 accumulators per thread per 64-row block
 #define FS_LDL (FS_TV + 4)                  // row stride of the staged logits
-#define FS_EPI_N FS_TN                      // the epilogue takes the whole staged tile
 #define FS_EPI_WARPS (4 * FS_EPI_WG)
-#define FS_EPI_G_MAX (FS_EPI_WG == 1 ? 4 : 2)
+#define FS_EPI_G_MAX 4                      // noise chains per epilogue lane
 #define FS_CONSUMER_REGS (FS_EPI_WG == 1 ? 128 : 104)
 #define FS_EPILOGUE_REGS (FS_EPI_WG == 1 ? 216 : 112)
 static_assert(FS_TD == 64, "wgmma_coop: T_d must be 64 (one 128-byte swizzle row)");
@@ -58,7 +59,7 @@ static_assert(128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_WG * FS_EPILOGUE_
                   FS_THREADS * ((65536 / FS_THREADS) & ~7),
               "wgmma_coop: register split exceeds the block's registers");
 
-#include "epilogue.cuh"
+#include "epilogue_owner.cuh"
 #include "reduce.cuh"
 
 extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_TMA_KERNEL_PARAMS) {
@@ -110,17 +111,15 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(FS_EPILOGUE_REGS));
-    const int ew = (int)(threadIdx.x >> 5) - 12;  // epilogue warp 0..FS_EPI_WARPS-1
-    // Key prefetch chained through the epilogue calls (epilogue.cuh).
-    fs_u64 chain = fs_epilogue_key(p, (blockIdx.x % n_tiles) * FS_TN, fs_epilogue_first_row(ew), 0);
+    fs_own_epilogue epi((int)threadIdx.x - 384);  // epilogue thread 0..128 FS_EPI_WG - 1
     fs_i64 j = 0;
     for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, ++j) {
       const int vtile = (int)(tile / n_tiles), ntile = (int)(tile % n_tiles);
-      const fs_i64 next = tile + gridDim.x, next_n0 = next < total_tiles ? (next % n_tiles) * FS_TN : -1;
       fs_mbar_wait(lfull, (unsigned)(j & 1), 4000000 + j);
-      fs_tile_epilogue(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN, ew, &chain, next_n0);
+      epi.tile(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN);
       fs_mbar_arrive(lfree);
     }
+    epi.finish(p);
   }
   fs_grid_finish(p);
 }

@@ -41,4 +41,14 @@ __device__ __forceinline__ float fs_gumbel_approx(fs_u32 word) {
 __device__ __forceinline__ float fs_score_margin(float st) {
   return __fmaf_rn(fabsf(st), 4.76837158203125e-07f /* 2^-21 */, 2.0f * FS_GUMBEL_APPROX_ERR);
 }
+
+// Pruning threshold for a lower bound B on a row's final best score: a value
+// whose approximate score st = fma(l, w, G~) is below it has an exact score
+// below B, so it can neither win nor tie (docs/rng.md section 6 has the
+// proof: |exact - st| <= eps + 2^-23 max(|exact|, |st|), and B - threshold >=
+// 2^-19 |B| + 4 eps up to its own roundings). B = +inf gives NaN and B = -inf
+// gives -inf: nothing compares below either.
+__device__ __forceinline__ float fs_prune_threshold(float bound) {
+  return __fadd_rn(bound, -__fmaf_rn(fabsf(bound), 1.9073486328125e-06f /* 2^-19 */, 4.0f * FS_GUMBEL_APPROX_ERR));
+}
 #endif

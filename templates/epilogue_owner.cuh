@@ -1,0 +1,265 @@
+// epilogue_owner.cuh: Gumbel-max for kernels with dedicated epilogue warps
+// (wgmma_coop). Every epilogue thread owns the same slice of the staged tile
+// for the whole launch: row slot `slot` (rows slot, slot + SLOTS, ...) and
+// segment `seg` of T_V / TPR values of each. It keeps its running winner and
+// bound in registers from tile to tile and folds the winner into p.best only
+// when its rows change (another batch tile) or at the end of the launch, so a
+// tile costs no row-parameter loads, shuffles or atomics: only the values.
+//
+// Per value (sampled rows): Philox in batches of G groups of four
+// (philox_batch.cuh), the approximate noise (gumbel_bound.cuh) and its score
+// st. The batch's largest st raises the bound B (st - margin is a lower
+// bound on that value's exact score); only values with st >=
+// fs_prune_threshold(B) can win or tie (docs/rng.md section 6). Exact noise
+// is computed lazily: a lone survivor whose score interval lies wholly above
+// (or below) the running winner's replaces it (or is dropped) without it; the
+// exact score is computed for close contests (overlapping intervals, several
+// survivors) and once for the winner when it is folded into p.best.
+//
+// Needs FS_TV, FS_TN, FS_LDL (row stride of the staged tile), FS_EPI_WARPS
+// (the warps that share the tile) and FS_EPI_G_MAX.
+#pragma once
+#include "fs_params.cuh"
+#include "philox_batch.cuh"
+#include "gumbel.cuh"
+#include "gumbel_bound.cuh"
+
+#ifndef FS_EPI_G_MAX
+#define FS_EPI_G_MAX 4
+#endif
+
+// Threads per row: the largest power of two with slots * t <= threads and
+// at least one group of four values per thread.
+__device__ constexpr int fs_own_threads_per_row(int slots, int threads, int tile_v) {
+  int t = 1;
+  while (2 * t * slots <= threads && 2 * t <= tile_v / 4) t *= 2;
+  return t;
+}
+
+struct fs_own_layout {
+  static constexpr int THREADS = 32 * FS_EPI_WARPS;
+  static constexpr int SLOTS = FS_TN < THREADS ? FS_TN : THREADS;  // rows at a time
+  static constexpr int TPR = fs_own_threads_per_row(SLOTS, THREADS, FS_TV);
+  static constexpr int RPT = (FS_TN + SLOTS - 1) / SLOTS;  // rows per thread
+  static constexpr int VPS = FS_TV / TPR;                  // values per thread and row
+  static constexpr int GROUPS = VPS / 4;
+  static constexpr int G = GROUPS % 4 == 0 && FS_EPI_G_MAX >= 4 ? 4 : GROUPS % 2 == 0 && FS_EPI_G_MAX >= 2 ? 2 : 1;
+};
+static_assert(FS_TV % (4 * fs_own_layout::TPR) == 0, "epilogue_owner: segments of whole groups of four");
+
+// One owned row of the thread: its parameters and running winner. The winner
+// (best, bi) is kept lazily: while `exact` is false, best is the winner's
+// approximate score st and its exact score lies in [st - m(st), st + m(st)]
+// (fs_score_margin); bl is its logit, so the exact score can be computed when
+// needed (a close contest, or the fold into p.best).
+struct fs_own_row {
+  fs_philox_row key;  // noise constants of (seed, offset, sample)
+  float inv_tau;
+  float best;  // running winner's score (exact, or approximate: see above)
+  float bl;    // its logit
+  int bi;      // its index (FS_NO_INDEX: none yet)
+  float bound; // lower bound on the row's final best score
+  bool exact;
+  bool live;  // row exists and its temperature is valid
+  bool greedy;
+};
+
+__device__ __forceinline__ float fs_own_neg_inf() { return -__int_as_float(0x7f800000); }
+
+// (Re)starts row n for sample s: parameters, no winner, the bound from what
+// other tiles have folded in so far.
+__device__ __forceinline__ void fs_own_start(fs_own_row& r, const fs_fused_params& p, fs_i64 n, bool exists, int s) {
+  const float tau = exists ? fs_row_temperature(p.row, n) : -1.0f;
+  r.greedy = tau == 0.0f;
+  r.live = exists && fs_temperature_valid(tau);
+  r.inv_tau = (r.live && !r.greedy) ? 1.0f / tau : 1.0f;
+  r.best = fs_own_neg_inf();
+  r.bl = 0.0f;
+  r.bi = FS_NO_INDEX;
+  r.exact = true;
+  r.bound = fs_own_neg_inf();
+  r.key = fs_philox_row{};
+  if (r.live && !r.greedy) {
+    r.key = fs_philox_row_init(fs_row_seed(p.row, n), fs_row_offset(p.row, n), (fs_u32)s);
+    r.bound = fmaxf(fs_candidate_score(__ldcg(p.best + n * p.num_samples + s)), fs_own_neg_inf());
+  }
+}
+
+// The exact score of value v (logit l) of the row.
+__device__ __forceinline__ float fs_own_exact_score(const fs_own_row& r, int v, float l) {
+  fs_philox_ctr c[1];
+  fs_philox_blocks<1>(r.key, (fs_u32)(v >> 2), c);
+  const int i = v & 3;
+  const fs_u32 w = i == 0 ? c[0].v[0] : i == 1 ? c[0].v[1] : i == 2 ? c[0].v[2] : c[0].v[3];
+  return FS_FMA(l, r.inv_tau, fs_gumbel_from_bits(w));
+}
+__device__ __forceinline__ void fs_own_make_exact(fs_own_row& r) {
+  if (!r.exact) {
+    r.best = fs_own_exact_score(r, r.bi, r.bl);
+    r.exact = true;
+  }
+}
+
+__device__ __forceinline__ void fs_own_flush(fs_own_row& r, const fs_fused_params& p, fs_i64 n, int s) {
+  if (r.live && r.bi != FS_NO_INDEX) {
+    fs_own_make_exact(r);
+    atomicMax(p.best + n * p.num_samples + s, fs_pack_candidate(r.best, r.bi));
+  }
+}
+
+// Scans this thread's VPS values of one staged row (row: its first value,
+// v0: that value's vocabulary index). Every lane of the warp calls it (the
+// vote below), live or not.
+__device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, fs_i64 v0, fs_i64 vocab) {
+  constexpr int G = fs_own_layout::G;
+  const float neg_inf = fs_own_neg_inf();
+  // Values of the segment inside the vocabulary (0 for a dead row).
+  const fs_i64 left64 = vocab - v0;
+  const int left = !r.live || left64 <= 0 ? 0 : left64 < fs_own_layout::VPS ? (int)left64 : fs_own_layout::VPS;
+  for (int k0 = 0; k0 < fs_own_layout::GROUPS; k0 += G) {
+    float4 l4[G];
+    int nv[G];  // values of group j inside the vocabulary
+    bool need = false;
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      nv[j] = min(max(left - 4 * (k0 + j), 0), 4);
+      l4[j] = *reinterpret_cast<const float4*>(row + 4 * (k0 + j));
+      // Every noise value is <= FS_GUMBEL_MAX and rounding is monotone: if
+      // even the group's largest logit cannot reach B with it, no value of
+      // the group can win or tie. fmaxf drops NaN (a NaN score never wins).
+      const float lmax = fmaxf(fmaxf(l4[j].x, l4[j].y), fmaxf(l4[j].z, l4[j].w));
+      need |= nv[j] && !r.greedy && !(FS_FMA(lmax, r.inv_tau, FS_GUMBEL_MAX) < r.bound);
+    }
+    if (r.greedy) {
+#pragma unroll
+      for (int j = 0; j < G; ++j) {
+        const float lv[4] = {l4[j].x, l4[j].y, l4[j].z, l4[j].w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int v = (int)(v0 + 4 * (k0 + j) + i);
+          if (i < nv[j] && fs_better(lv[i], v, r.best, r.bi)) {
+            r.best = lv[i];
+            r.bi = v;
+          }
+        }
+      }
+    }
+    if (!__any_sync(0xffffffffu, need)) continue;
+    const fs_u32 x0 = (fs_u32)((v0 >> 2) + k0);
+    fs_philox_ctr c[G];
+    fs_philox_blocks<G>(r.key, x0, c);
+    float st[G][4];
+    float smax = neg_inf;
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      const float lv[4] = {l4[j].x, l4[j].y, l4[j].z, l4[j].w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        st[j][i] = __fmaf_rn(lv[i], r.inv_tau, fs_gumbel_approx(c[j].v[i]));
+        if (need && i < nv[j]) smax = fmaxf(smax, st[j][i]);  // fmaxf drops NaN
+      }
+    }
+    // smax - m(smax) is a lower bound on that value's exact score (NaN for an
+    // infinite smax, dropped by fmaxf).
+    const float msmax = fs_score_margin(smax);
+    r.bound = fmaxf(r.bound, __fadd_rn(smax, -msmax));
+    const float thr = fs_prune_threshold(r.bound);
+    // Values that may win or tie. A NaN st comes from a NaN logit, whose
+    // score never wins: it is not one.
+    unsigned surv = 0;
+#pragma unroll
+    for (int j = 0; j < G; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (need && i < nv[j] && st[j][i] >= thr) surv |= 1u << (4 * j + i);
+    if (!surv) continue;
+    if ((surv & (surv - 1)) == 0) {
+      // One survivor: the value with the largest st (every value with a
+      // larger st would survive too). Compare intervals with the winner.
+      const int b = __ffs(surv) - 1;
+      const int v = (int)(v0 + 4 * k0 + b);
+      const float lo = __fadd_rn(smax, -msmax), hi = __fadd_rn(smax, msmax);
+      const float mb = r.exact ? 0.0f : fs_score_margin(r.best);
+      const float best_lo = __fadd_rn(r.best, -mb), best_hi = __fadd_rn(r.best, mb);
+      if (r.bi == FS_NO_INDEX || lo > best_hi) {  // strictly better (or the first)
+        r.best = smax;
+        r.bl = row[4 * k0 + b];
+        r.bi = v;
+        r.exact = false;
+        continue;
+      }
+      if (hi < best_lo) continue;  // strictly worse
+    }
+    // A close contest (overlapping intervals) or several survivors: exact
+    // scores for the winner and every survivor, one at a time.
+    fs_own_make_exact(r);
+    while (surv) {
+      const int b = __ffs(surv) - 1;
+      surv &= surv - 1;
+      const int v = (int)(v0 + 4 * k0 + b);
+      const float sc = fs_own_exact_score(r, v, row[4 * k0 + b]);
+      if (fs_better(sc, v, r.best, r.bi)) {
+        r.best = sc;
+        r.bi = v;
+      }
+    }
+    r.bound = fmaxf(r.bound, r.best);
+  }
+}
+
+// The epilogue warps' state for a launch: construct once, call tile() for
+// each staged tile (in the block's tile order), finish() at the end.
+struct fs_own_epilogue {
+  fs_own_row rows[fs_own_layout::RPT];
+  fs_i64 n0 = -1;  // batch tile whose rows are held (sample 0, single-sample launches)
+  int slot, seg;
+
+  __device__ __forceinline__ explicit fs_own_epilogue(int thread) {
+    slot = thread % fs_own_layout::SLOTS;
+    seg = thread / fs_own_layout::SLOTS;
+  }
+  __device__ __forceinline__ bool active() const { return seg < fs_own_layout::TPR; }
+
+  __device__ __forceinline__ void flush(const fs_fused_params& p, int s) {
+#pragma unroll
+    for (int k = 0; k < fs_own_layout::RPT; ++k) {
+      const int nl = slot + k * fs_own_layout::SLOTS;
+      if (active() && n0 >= 0 && nl < FS_TN && n0 + nl < p.rows) fs_own_flush(rows[k], p, n0 + nl, s);
+    }
+  }
+  __device__ __forceinline__ void start(const fs_fused_params& p, int s) {
+#pragma unroll
+    for (int k = 0; k < fs_own_layout::RPT; ++k) {
+      const int nl = slot + k * fs_own_layout::SLOTS;
+      fs_own_start(rows[k], p, n0 + nl, active() && nl < FS_TN && n0 + nl < p.rows, s);
+    }
+  }
+
+  // The staged tile L ([FS_TN][FS_LDL], batch rows [tn0, tn0 + FS_TN) x
+  // vocabulary [v0, v0 + FS_TV)).
+  __device__ __forceinline__ void tile(const float* L, const fs_fused_params& p, fs_i64 v0, fs_i64 tn0) {
+    const bool single = p.num_samples == 1;
+    if (single && tn0 != n0) {
+      flush(p, 0);
+      n0 = tn0;
+      start(p, 0);
+    }
+    n0 = tn0;
+    const int s_end = single ? 1 : p.num_samples;
+    for (int s = 0; s < s_end; ++s) {
+      if (!single) start(p, s);
+#pragma unroll
+      for (int k = 0; k < fs_own_layout::RPT; ++k) {
+        const int nl = slot + k * fs_own_layout::SLOTS;
+        const int nls = nl < FS_TN ? nl : 0;
+        const int sg = active() ? seg : 0;
+        fs_own_scan(rows[k], L + nls * FS_LDL + sg * fs_own_layout::VPS, v0 + sg * fs_own_layout::VPS, p.vocab);
+      }
+      if (!single) flush(p, s);
+    }
+  }
+
+  __device__ __forceinline__ void finish(const fs_fused_params& p) {
+    if (p.num_samples == 1) flush(p, 0);
+  }
+};

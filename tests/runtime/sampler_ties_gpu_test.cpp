@@ -1,0 +1,126 @@
+// sampler_ties_gpu_test.cpp: close contests and exact ties, checked against an
+// fp32 host computation of the noise contract itself (not the double
+// reference, whose near-tie tolerance would skip exactly these rows).
+//
+// Logits are exact: W[v] = (a_v, 0, ..., 0), H[n] = (c_n, 0, ..., 0), with
+// a_v and c_n powers of two and small integers, so every config computes the
+// same fp32 logit a_v * c_n. Large logits make the score's rounding coarse
+// (ulp 2 at 2^24): many values of a row tie on the best score and the winner
+// is decided by the tie rule (the lowest index); their approximate intervals
+// overlap, so the epilogues must compute exact scores for all of them.
+// Moderate rows (c_n small) mix clear wins and close contests. Every forced
+// config and the default must return exactly the host's winners.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fusedsample/fusedsample.hpp"
+#include "fusedsample/numeric.hpp"
+#include "runtime/device_memory.hpp"
+#include "templates/fs_params.cuh"
+#include "templates/gumbel.cuh"
+#include "templates/philox.cuh"
+#include "tests/support/gpu_test_support.hpp"
+#include "tests/support/sampler_test_helpers.hpp"
+
+namespace fusedsample {
+namespace {
+
+using runtime::DeviceMemory;
+using testing::from_device;
+using testing::to_device;
+
+// The noise contract in fp32, as the kernels compute it: score =
+// fma(l, 1/tau, G), the winner by fs_better; greedy rows take the logit.
+std::int64_t host_winner(const std::vector<float>& logits, float tau, std::uint64_t seed, std::uint64_t offset,
+                         std::uint32_t sample) {
+  const float inv_tau = tau == 0.0f ? 1.0f : 1.0f / tau;
+  float best = -INFINITY;
+  int bi = FS_NO_INDEX;
+  for (std::size_t v = 0; v < logits.size(); ++v) {
+    float sc = logits[v];
+    if (tau != 0.0f) {
+      const fs_philox_ctr c = fs_noise_block(seed, offset, v, sample);
+      sc = FS_FMA(logits[v], inv_tau, fs_gumbel_from_bits(c.v[v & 3]));
+    }
+    if (fs_better(sc, int(v), best, bi)) {
+      best = sc;
+      bi = int(v);
+    }
+  }
+  return bi == FS_NO_INDEX ? -1 : bi;
+}
+
+TEST(SamplerTiesGpu, CloseContestsAndTiesMatchTheFp32Contract) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const DType dtype = DType::bf16;
+  const std::int64_t V = 4099, d = 64, N = 40;
+  const int S = 2;
+  // a_v: 2^24 for most values, a few integers below it (never the winner at
+  // tau = 1 but close under small c_n), and a block of 2^24 + 2^17.
+  std::vector<float> a(V, 16777216.0f);
+  for (std::int64_t v = 0; v < V; ++v) {
+    if (rng() % 8 == 0) a[v] = float(1 << 23) + float(rng() % 4) * 65536.0f;
+    if (v >= 3000 && v < 3003) a[v] = 16777216.0f + 131072.0f;
+  }
+  // c_n: 1 (score ulp 2), 2^-7 (ulp 2^-6), 2^-14 (logit 1024), 2^-20 (logit 16); temperatures cycle.
+  const float scales[] = {1.0f, 0.0078125f, 6.103515625e-05f, 9.5367431640625e-07f};
+  const float taus[] = {1.0f, 0.5f, 2.0f, 0.0f, 1.0f};
+  std::vector<std::uint16_t> w(std::size_t(V * d), 0), h(std::size_t(N * d), 0);
+  std::vector<float> c(N), tau(N);
+  std::vector<std::uint64_t> seeds(N), offsets(N);
+  for (std::int64_t v = 0; v < V; ++v) w[std::size_t(v * d)] = float_to_bf16(a[v]);
+  for (std::int64_t n = 0; n < N; ++n) {
+    c[n] = scales[n % 4];
+    tau[n] = taus[(n / 4) % 5];
+    seeds[n] = rng();
+    offsets[n] = rng();
+    h[std::size_t(n * d)] = float_to_bf16(c[n]);
+  }
+  for (std::int64_t v = 0; v < V; ++v) ASSERT_EQ(bf16_to_float(w[std::size_t(v * d)]), a[v]) << "a_v not exact in bf16";
+  std::vector<std::int64_t> want(std::size_t(N * S));
+  for (std::int64_t n = 0; n < N; ++n) {
+    std::vector<float> logits(V);
+    for (std::int64_t v = 0; v < V; ++v) logits[v] = a[v] * c[n];  // exact: powers of two
+    for (int s = 0; s < S; ++s) want[std::size_t(n * S + s)] = host_winner(logits, tau[n], seeds[n], offsets[n], s);
+  }
+  const DeviceMemory dw = to_device(w), dh = to_device(h), dt = to_device(tau), ds = to_device(seeds),
+                     doff = to_device(offsets);
+  std::vector<std::optional<KernelSpec>> specs = {std::nullopt};
+  for (const KernelSpec& k : testing::forced_specs(dtype))
+    if (testing::spec_runs_here(k)) specs.push_back(k);
+  for (const auto& spec : specs) {
+    const std::string what = spec ? spec->to_string() : std::string("default");
+    SCOPED_TRACE(what);
+    Sampler sampler(testing::sampler_options(V, d, dtype, spec));
+    DeviceMemory out(std::size_t(N * S) * 8);
+    testing::poison(out);
+    SampleArgs args;
+    args.weights = dw.as<const void>();
+    args.hidden_states = dh.as<const void>();
+    args.rows = N;
+    args.num_samples = S;
+    args.temperatures = dt.as<const float>();
+    args.seeds = ds.as<const std::uint64_t>();
+    args.offsets = doff.as<const std::uint64_t>();
+    args.out = out.as<void>();
+    sampler.sample(args, nullptr);
+    const std::vector<std::int64_t> got = from_device<std::int64_t>(out, std::size_t(N * S));
+    int wrong = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (got[i] != want[i] && wrong++ < 5)
+        ADD_FAILURE() << what << ": row " << i / S << " sample " << i % S << " (c " << c[i / S] << ", tau "
+                      << tau[i / S] << "): got " << got[i] << ", want " << want[i];
+    EXPECT_EQ(wrong, 0) << what;
+  }
+}
+
+}  // namespace
+}  // namespace fusedsample

@@ -1,0 +1,48 @@
+// philox_batch_test.cpp: the host build of templates/philox_batch.cuh. The
+// epilogue of wgmma_coop draws its noise words with fs_philox_blocks (the
+// first rounds' row constants precomputed, G groups at a time); they must be
+// the words of the noise contract, fs_noise_block, for every seed, offset,
+// sample and group, including 32-bit wrap-around of the group counter.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+
+#include "templates/philox_batch.cuh"
+
+namespace {
+
+template <int G>
+void expect_same_words(fs_u64 seed, fs_u64 offset, fs_u32 sample, fs_u32 x0) {
+  const fs_philox_row row = fs_philox_row_init(seed, offset, sample);
+  fs_philox_ctr got[G];
+  fs_philox_blocks<G>(row, x0, got);
+  for (int j = 0; j < G; ++j) {
+    const fs_u32 x = x0 + (fs_u32)j;
+    const fs_philox_ctr want = fs_noise_block(seed, offset, 4 * (fs_u64)x, sample);
+    for (int w = 0; w < 4; ++w)
+      ASSERT_EQ(got[j].v[w], want.v[w]) << "seed " << seed << " offset " << offset << " sample " << sample
+                                        << " group " << x << " word " << w << " (G = " << G << ")";
+  }
+}
+
+TEST(PhiloxBatch, SameWordsAsTheNoiseContract) {
+  std::mt19937_64 rng(20261121);
+  for (int t = 0; t < 2000; ++t) {
+    const fs_u64 seed = rng(), offset = rng();
+    const fs_u32 sample = (fs_u32)(rng() % 8), x0 = (fs_u32)rng();
+    expect_same_words<1>(seed, offset, sample, x0);
+    expect_same_words<2>(seed, offset, sample, x0);
+    expect_same_words<4>(seed, offset, sample, x0);
+  }
+}
+
+TEST(PhiloxBatch, EdgeValues) {
+  const fs_u64 edges[] = {0ull, 1ull, 0xffffffffull, 0x100000000ull, ~0ull};
+  for (fs_u64 seed : edges)
+    for (fs_u64 offset : edges)
+      for (fs_u32 sample : {0u, 1u, 0xffffffffu})
+        for (fs_u32 x0 : {0u, 1u, 0xfffffffdu, 0xffffffffu}) expect_same_words<4>(seed, offset, sample, x0);
+}
+
+}  // namespace
