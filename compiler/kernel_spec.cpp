@@ -96,8 +96,8 @@ std::size_t KernelSpec::shared_bytes() const {
     case Variant::wgmma_ws:  // stages, two consumers' staged logits, barriers (full/empty per stage, 2 order), 1 KiB slack
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + 2 * std::size_t(fs_ws_epilogue_rows(tile_n, tile_v)) * ldl * 4 +
              std::size_t(stages) * 16 + 16 + 1024;
-    case Variant::wgmma_coop:  // stages, the whole tile's staged logits, barriers (full/empty per stage, lfull, lfree), 1 KiB slack
-      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(tile_n) * ldl * 4 +
+    case Variant::wgmma_coop:  // stages, the whole tile's staged logits (unpadded, swizzled), barriers (full/empty per stage, lfull, lfree), 1 KiB slack
+      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(tile_n) * tile_v * 4 +
              std::size_t(stages) * 16 + 16 + 1024;
   }
   return epilogue;
@@ -164,6 +164,7 @@ void KernelSpec::validate() const {
           bad("wgmma_coop: warps must be w16x1 or w20x1 (producer, two consumer and one or two epilogue warpgroups)");
         if (tile_v != 128 && tile_v != 256) bad("wgmma_coop: tile_v (both consumers' rows) must be 128 or 256");
         if (tile_n > 128) bad("wgmma_coop: tile_n must be at most 128 (the whole tile's logits are staged)");
+        // ptxas compiles the consumers within the launch bound's 128 (w16x1) or 96 (w20x1) registers.
         if ((tile_v / 128) * tile_n / 2 > 64) bad("wgmma_coop: more than 64 accumulators per consumer thread");
       }
       break;

@@ -16,13 +16,15 @@
 // exact score is computed for close contests (overlapping intervals, several
 // survivors) and once for the winner when it is folded into p.best.
 //
-// Needs FS_TV, FS_TN, FS_LDL (row stride of the staged tile), FS_EPI_WARPS
-// (the warps that share the tile) and FS_EPI_G_MAX.
+// Needs FS_TV, FS_TN, FS_LDL (row stride of the staged tile), FS_L_SWZ (true:
+// the tile is stored swizzled, fs_staged_col), FS_EPI_WARPS (the warps that
+// share the tile) and FS_EPI_G_MAX.
 #pragma once
 #include "fs_params.cuh"
 #include "philox_batch.cuh"
 #include "gumbel.cuh"
 #include "gumbel_bound.cuh"
+#include "wgmma_ops.cuh"
 
 #ifndef FS_EPI_G_MAX
 #define FS_EPI_G_MAX 4
@@ -107,10 +109,11 @@ __device__ __forceinline__ void fs_own_flush(fs_own_row& r, const fs_fused_param
   }
 }
 
-// Scans this thread's VPS values of one staged row (row: its first value,
-// v0: that value's vocabulary index). Every lane of the warp calls it (the
-// vote below), live or not.
-__device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, fs_i64 v0, fs_i64 vocab) {
+// Scans this thread's VPS values of staged row nl (row: the row's start; c0:
+// the first value's column, v0: its vocabulary index). Every lane of the
+// warp calls it (the vote below), live or not.
+__device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0,
+                                            fs_i64 vocab) {
   constexpr int G = fs_own_layout::G;
   const float neg_inf = fs_own_neg_inf();
   // Values of the segment inside the vocabulary (0 for a dead row).
@@ -123,7 +126,7 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, fs_
 #pragma unroll
     for (int j = 0; j < G; ++j) {
       nv[j] = min(max(left - 4 * (k0 + j), 0), 4);
-      l4[j] = *reinterpret_cast<const float4*>(row + 4 * (k0 + j));
+      l4[j] = *reinterpret_cast<const float4*>(row + fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * (k0 + j)));
       // Every noise value is <= FS_GUMBEL_MAX and rounding is monotone: if
       // even the group's largest logit cannot reach B with it, no value of
       // the group can win or tie. fmaxf drops NaN (a NaN score never wins).
@@ -183,7 +186,7 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, fs_
       const float best_lo = __fadd_rn(r.best, -mb), best_hi = __fadd_rn(r.best, mb);
       if (r.bi == FS_NO_INDEX || lo > best_hi) {  // strictly better (or the first)
         r.best = smax;
-        r.bl = row[4 * k0 + b];
+        r.bl = row[fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * k0 + b)];
         r.bi = v;
         r.exact = false;
         continue;
@@ -197,7 +200,7 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, fs_
       const int b = __ffs(surv) - 1;
       surv &= surv - 1;
       const int v = (int)(v0 + 4 * k0 + b);
-      const float sc = fs_own_exact_score(r, v, row[4 * k0 + b]);
+      const float sc = fs_own_exact_score(r, v, row[fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * k0 + b)]);
       if (fs_better(sc, v, r.best, r.bi)) {
         r.best = sc;
         r.bi = v;
@@ -253,7 +256,7 @@ struct fs_own_epilogue {
         const int nl = slot + k * fs_own_layout::SLOTS;
         const int nls = nl < FS_TN ? nl : 0;
         const int sg = active() ? seg : 0;
-        fs_own_scan(rows[k], L + nls * FS_LDL + sg * fs_own_layout::VPS, v0 + sg * fs_own_layout::VPS, p.vocab);
+        fs_own_scan(rows[k], L + nls * FS_LDL, nls, sg * fs_own_layout::VPS, v0 + sg * fs_own_layout::VPS, p.vocab);
       }
       if (!single) flush(p, s);
     }

@@ -9,7 +9,8 @@
 //               64-row blocks each). A stage is freed (`empty`, 256
 //               arrivals) once both consumers' MMAs on it are done. At the
 //               end of a tile they write its fp32 logits to shared memory
-//               (L, T_N x T_V, once the epilogue has freed it: `lfree`),
+//               (L, T_N x T_V unpadded and swizzled, once the epilogue has
+//               freed it: `lfree`),
 //               announce them (`lfull`) and start the next tile's MMAs;
 //   epilogue    (warpgroups 3 and, with w20x1, 4) run the Gumbel epilogue of
 //               the staged tile (epilogue_owner.cuh: each thread owns fixed
@@ -24,7 +25,8 @@
 // w16x1, 96 for w20x1); the producer gives most of its share back
 // (setmaxnreg.dec 40) and the epilogue warpgroups take it (w16x1: epilogue
 // 216; w20x1: consumers 104, epilogue 112; four noise chains per lane either
-// way).
+// way). ptxas still compiles each warpgroup within the launch bound (128 or
+// 96 registers): the split only moves the run-time allocation.
 //
 // Prelude macros: FS_TV (128 or 256) FS_TN FS_TD(=64) FS_STAGES
 // FS_WARPS_M(=16 or 20) FS_WARPS_N(=1), FS_DTYPE_BF16 / FS_DTYPE_F16, and the
@@ -42,7 +44,8 @@
 #define FS_EPI_WG ((FS_WARPS_M - 12) / 4)   // epilogue warpgroups
 #define FS_MI (FS_TV / 128)                 // 64-row blocks per consumer
 #define FS_NACC (FS_TN / 2)                 // fp32 accumulators per thread per 64-row block
-#define FS_LDL (FS_TV + 4)                  // row stride of the staged logits
+#define FS_LDL FS_TV                        // row stride of the staged logits (swizzled: fs_staged_col)
+#define FS_L_SWZ true
 #define FS_EPI_WARPS (4 * FS_EPI_WG)
 #define FS_EPI_G_MAX 4                      // noise chains per epilogue lane
 #define FS_CONSUMER_REGS (FS_EPI_WG == 1 ? 128 : 104)
@@ -53,6 +56,9 @@ static_assert((FS_WARPS_M == 16 || FS_WARPS_M == 20) && FS_WARPS_N == 1,
               "wgmma_coop: producer, two consumer and one or two epilogue warpgroups (w16x1 or w20x1)");
 static_assert(FS_TV == 128 || FS_TV == 256, "wgmma_coop: T_V is 128 or 256 (64 or 128 rows per consumer)");
 static_assert(FS_TN % 8 == 0 && FS_TN <= 128, "wgmma_coop: T_N must be a multiple of 8 up to 128");
+// ptxas compiles every warpgroup's code within the launch bound's registers
+// (128 for w16x1, 96 for w20x1), whatever setmaxnreg grants at run time: 128
+// accumulators per consumer thread (tv128 tn256) cannot be assembled.
 static_assert(FS_MI * FS_NACC <= 64, "wgmma_coop: at most 64 accumulators per consumer thread");
 // Every warpgroup's registers fit the block's (65536 / threads, a multiple of 8, each at launch).
 static_assert(128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_WG * FS_EPILOGUE_REGS <=
@@ -106,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
       // Hand the tile's logits to the epilogue once it has read the previous
       // tile's (for j = 0 the wait on the preceding parity passes at once).
       fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);
-      fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_TN, FS_LDL>(acc, L, 0, c * FS_MI * 64, wq, lane);
+      fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_TN, FS_LDL, FS_L_SWZ>(acc, L, 0, c * FS_MI * 64, wq, lane);
       fs_mbar_arrive(lfull);
     }
   } else {

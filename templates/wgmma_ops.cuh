@@ -66,12 +66,22 @@ struct fs_ring_pos {
   }
 };
 
+// Column of vocabulary offset v in row n of a staged logit tile: with SWZ,
+// the unpadded layout (row stride T_V) whose 16-byte chunks are permuted by
+// row (chunk ^ (n & 7)), so that neither the consumers' stores (8 rows x 8
+// values per instruction) nor the row-owner epilogue's float4 loads (32 rows,
+// one chunk each) conflict in a bank; without it, a padded row stride does.
+template <bool SWZ>
+__device__ __forceinline__ int fs_staged_col(int n, int v) {
+  return SWZ ? (v ^ ((n & 7) << 2)) : v;
+}
+
 // Writes batch columns [c0, c0 + EPI_N) of a warpgroup's accumulators to the
 // staged logit tile L[n - c0][v] (row stride LDL) and zeroes them. Accumulator
 // i of a 64-row block: vocabulary row 16*wq + g (+8 if i&2), batch column
 // 8*(i/4) + 2t + (i&1), with g = lane / 4, t = lane % 4; block mi starts at
 // vocabulary row v0 + 64 * mi of the tile.
-template <int MI, int NACC, int EPI_N, int LDL>
+template <int MI, int NACC, int EPI_N, int LDL, bool SWZ = false>
 __device__ __forceinline__ void fs_wgmma_stage_logits(float (&acc)[MI][NACC], float* L, int c0, int v0, int wq,
                                                       int lane) {
   const int g = lane >> 2, t = lane & 3;
@@ -82,10 +92,10 @@ __device__ __forceinline__ void fs_wgmma_stage_logits(float (&acc)[MI][NACC], fl
     for (int j = 0; j < EPI_N / 8; ++j) {
       const int a = c0 / 8 + j;  // accumulator column group
       const int n = 8 * j + 2 * t;
-      L[n * LDL + v] = acc[mi][4 * a + 0];
-      L[(n + 1) * LDL + v] = acc[mi][4 * a + 1];
-      L[n * LDL + v + 8] = acc[mi][4 * a + 2];
-      L[(n + 1) * LDL + v + 8] = acc[mi][4 * a + 3];
+      L[n * LDL + fs_staged_col<SWZ>(n, v)] = acc[mi][4 * a + 0];
+      L[(n + 1) * LDL + fs_staged_col<SWZ>(n + 1, v)] = acc[mi][4 * a + 1];
+      L[n * LDL + fs_staged_col<SWZ>(n, v + 8)] = acc[mi][4 * a + 2];
+      L[(n + 1) * LDL + fs_staged_col<SWZ>(n + 1, v + 8)] = acc[mi][4 * a + 3];
       acc[mi][4 * a + 0] = acc[mi][4 * a + 1] = acc[mi][4 * a + 2] = acc[mi][4 * a + 3] = 0.0f;
     }
   }

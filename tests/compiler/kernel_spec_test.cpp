@@ -137,6 +137,7 @@ TEST(KernelSpec, ValidSpecsPass) {
       spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 4, 16, 1, Arch::sm_90a),
       spec(DType::fp16, Variant::wgmma_coop, 256, 64, 64, 3, 20, 1, Arch::sm_90a),  // two 64-row blocks per consumer
       spec(DType::bf16, Variant::wgmma_coop, 128, 8, 64, 2, 16, 1, Arch::sm_90a),
+      spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 5, 20, 1, Arch::sm_90a),  // five stages: the staged tile is unpadded
   };
   for (const KernelSpec& s : ok) {
     EXPECT_NO_THROW(s.validate()) << s.to_string();
@@ -206,6 +207,7 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, Variant::wgmma_coop, 64, 64, 64, 4, 16, 1, Arch::sm_90a), false, {"128 or 256"}},
       {spec(b, Variant::wgmma_coop, 128, 256, 64, 2, 16, 1, Arch::sm_90a), false, {"at most 128"}},
       {spec(b, Variant::wgmma_coop, 256, 128, 64, 2, 20, 1, Arch::sm_90a), false, {"64 accumulators"}},
+      {spec(b, Variant::wgmma_coop, 128, 128, 64, 6, 16, 1, Arch::sm_90a), false, {"shared memory"}},
       {spec(b, Variant::wgmma_coop, 256, 64, 64, 5, 16, 1, Arch::sm_90a), false, {"shared memory"}},
       {spec(b, Variant::mma_sync, 128, 64, 64, 4, 20, 1), false, {"[1, 16]"}},
       {spec(b, Variant::wgmma, 256, 256, 64, 2, 16, 1, Arch::sm_90a), false, {"128 accumulators", "registers"}},

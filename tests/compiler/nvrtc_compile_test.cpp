@@ -161,6 +161,7 @@ std::vector<CompileCase> all_cases() {
     out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 64, 4, 16, 1)});
     out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 64, 64, 3, 20, 1)});
     out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 8, 64, 2, 20, 1)});
+    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 64, 5, 20, 1)});
   }
   return out;
 }

@@ -145,7 +145,8 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_ws_spec(dtype, 64, 8, 6),         make_wgmma_ws_spec(dtype, 128, 128, 4),
           make_wgmma_ws_spec(dtype, 64, 256, 4),       make_wgmma_ws_spec(dtype, 128, 40, 3),
           make_wgmma_coop_spec(dtype, 128, 128, 4, 16), make_wgmma_coop_spec(dtype, 256, 64, 3, 20),
-          make_wgmma_coop_spec(dtype, 128, 8, 2, 20),   make_wgmma_coop_spec(dtype, 128, 40, 3, 16)};
+          make_wgmma_coop_spec(dtype, 128, 8, 2, 20),   make_wgmma_coop_spec(dtype, 128, 40, 3, 16),
+          make_wgmma_coop_spec(dtype, 128, 128, 5, 20)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
