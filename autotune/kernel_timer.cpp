@@ -29,8 +29,7 @@ std::vector<double> FlushedTimer::time_us(const std::function<void()>& enqueue, 
   out.reserve(std::size_t(std::max(reps, 0)));
   for (int i = 0; i < reps; ++i) {
     if (i >= min_reps && stop && stop()) break;
-    // A different byte each time, so no layer can skip the write as a no-op.
-    FS_CU(cuMemsetD8Async(flush_.get(), ++flush_value_, flush_.size(), stream_));
+    flush();
     FS_CU(cuEventRecord(start_, stream_));
     enqueue();
     FS_CU(cuEventRecord(stop_, stream_));
@@ -40,6 +39,26 @@ std::vector<double> FlushedTimer::time_us(const std::function<void()>& enqueue, 
     out.push_back(double(ms) * 1000.0);
   }
   return out;
+}
+
+void FlushedTimer::set_reader(CUfunction stream_kernel, int multiprocessors) {
+  reader_ = stream_kernel;
+  reader_blocks_ = 4 * std::max(multiprocessors, 1);
+  sink_ = runtime::DeviceMemory(std::size_t(reader_blocks_) * 256 * sizeof(std::uint32_t));
+  FS_CU(cuMemsetD8Async(flush_.get(), 0, flush_.size(), stream_));  // defined contents, then only read
+  FS_CU(cuStreamSynchronize(stream_));
+}
+
+void FlushedTimer::flush() {
+  if (!reader_) {
+    // A different byte each time, so no layer can skip the write as a no-op.
+    FS_CU(cuMemsetD8Async(flush_.get(), ++flush_value_, flush_.size(), stream_));
+    return;
+  }
+  CUdeviceptr buf = flush_.get(), out = sink_.get();
+  std::int64_t n16 = std::int64_t(flush_.size() / 16);
+  void* params[] = {&buf, &n16, &out};
+  FS_CU(cuLaunchKernel(reader_, unsigned(reader_blocks_), 1, 1, 256, 1, 1, 0, stream_, params, nullptr));
 }
 
 double median(std::vector<double> v) {

@@ -5,7 +5,7 @@
 //   3. on the GPU, one candidate at a time: a Sampler forced to the spec runs
 //      on exact-arithmetic inputs (tuner_inputs) and must reproduce the
 //      bucket's default config's samples bit for bit; then it is timed on
-//      random inputs (kernel_timer: warm-up, L2 flushed before each of R
+//      random inputs (kernel_timer: warm-up, L2 flushed by a read before each of R
 //      event-timed repetitions, median). Each bucket's default goes first,
 //      then the others by rank, round-robin over the buckets, until the
 //      budget is spent. The floor (W streamed once) is timed once;
@@ -231,9 +231,12 @@ class Run {
     for (const KernelSpec& s : compiled_) {
       if (compile_errors_.count(s.to_string())) continue;
       try {
-        runtime::LoadedModule m(ctx_, compile_kernel(s));
-        r_.floor_us = autotune::stream_floor_us(m.stream(), w_random_.get(), w_random_.size(), ctx_.multiprocessors(),
-                                                *timer_, o_.reps);
+        // This module's streaming kernel also flushes L2 between repetitions
+        // (by reading; kernel_timer.hpp), for the floor and every candidate.
+        reader_module_ = std::make_unique<runtime::LoadedModule>(ctx_, compile_kernel(s));
+        timer_->set_reader(reader_module_->stream(), ctx_.multiprocessors());
+        r_.floor_us = autotune::stream_floor_us(reader_module_->stream(), w_random_.get(), w_random_.size(),
+                                                ctx_.multiprocessors(), *timer_, o_.reps);
         emit(fmt::format("floor: {:.1f} us to stream W once ({:.0f} GB/s)", r_.floor_us,
                          double(w_random_.size()) / (r_.floor_us * 1e-6) / 1e9));
         return;
@@ -375,6 +378,7 @@ class Run {
   std::string timestamp_;
   CUstream stream_ = nullptr;
   runtime::DeviceMemory w_exact_, h_exact_, w_random_, h_random_, out_;
+  std::unique_ptr<runtime::LoadedModule> reader_module_;  // declared before timer_: outlives its use there
   std::unique_ptr<autotune::FlushedTimer> timer_;
 };
 
