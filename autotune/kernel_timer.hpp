@@ -1,13 +1,12 @@
 // kernel_timer.hpp: GPU time of one launch sequence with CUDA events (driver
 // API), the L2 cache flushed before every repetition, outside the events, so
 // no repetition finds W (or anything else) in L2 from the one before. The
-// flush reads a buffer of at least twice the L2 size with the streaming kernel
-// (set_reader), which leaves L2 holding clean lines. Until a reader is set it
-// writes the buffer (cuMemsetD8Async); that leaves L2 full of dirty lines
-// whose write-back then competes with the timed kernel's reads (measured on
-// an H100: the W-streaming floor 427 us after a write flush against 402 us
-// back to back, enough to rank bandwidth-bound configs differently from the
-// benchmark).
+// flush reads a buffer of at least twice the L2 size with the streaming
+// kernel, which leaves L2 holding clean lines. (A written flush buffer leaves
+// L2 full of dirty lines whose write-back competes with the timed kernel's
+// reads: measured on an H100, the W-streaming floor 427 us after a write flush
+// against 402 us back to back, enough to rank bandwidth-bound configs
+// differently from the benchmark.)
 #pragma once
 #include <cuda.h>
 
@@ -22,7 +21,9 @@ namespace fusedsample::autotune {
 class FlushedTimer {
  public:
   // `l2_bytes`: the device's L2 size; the flush buffer is max(2 x L2, 256 MiB).
-  FlushedTimer(CUstream stream, std::size_t l2_bytes);
+  // `stream_kernel`: fs_stream_kernel of a module the caller keeps loaded,
+  // which reads the flush buffer (4 blocks of 256 threads per multiprocessor).
+  FlushedTimer(CUstream stream, std::size_t l2_bytes, CUfunction stream_kernel, int multiprocessors);
   ~FlushedTimer();
   FlushedTimer(const FlushedTimer&) = delete;
   FlushedTimer& operator=(const FlushedTimer&) = delete;
@@ -34,11 +35,6 @@ class FlushedTimer {
   std::vector<double> time_us(const std::function<void()>& enqueue, int warmup, int reps, int min_reps = 3,
                               const std::function<bool()>& stop = {});
 
-  // Flushes by reading the buffer with `stream_kernel` (fs_stream_kernel of a
-  // module the caller keeps loaded), 4 blocks of 256 threads per
-  // multiprocessor.
-  void set_reader(CUfunction stream_kernel, int multiprocessors);
-
   std::size_t flush_bytes() const { return flush_.size(); }
   CUstream stream() const { return stream_; }
 
@@ -46,9 +42,8 @@ class FlushedTimer {
   CUstream stream_;
   runtime::DeviceMemory flush_;
   CUevent start_ = nullptr, stop_ = nullptr;
-  unsigned char flush_value_ = 0;
-  CUfunction reader_ = nullptr;
-  int reader_blocks_ = 0;
+  CUfunction reader_;
+  int reader_blocks_;
   runtime::DeviceMemory sink_;
 
   void flush();

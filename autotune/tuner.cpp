@@ -221,7 +221,6 @@ class Run {
     w_random_ = upload(autotune::random_values(o_.dtype, wn, 1.0f, 3));
     h_random_ = upload(autotune::random_values(o_.dtype, hn, float(1.0 / std::sqrt(double(o_.hidden))), 4));
     out_ = runtime::DeviceMemory(std::size_t(max_rows_) * kCheckSamples * sizeof(std::int64_t));
-    timer_ = std::make_unique<autotune::FlushedTimer>(stream_, l2_bytes_);
     emit(fmt::format("inputs: W [{} x {}] and H [{} x {}] {}, exact and random copies on the GPU ({:.1f} s)",
                      o_.vocab, o_.hidden, max_rows_, o_.hidden, to_string(o_.dtype),
                      std::chrono::duration<double>(Clock::now() - t).count()));
@@ -234,7 +233,8 @@ class Run {
         // This module's streaming kernel also flushes L2 between repetitions
         // (by reading; kernel_timer.hpp), for the floor and every candidate.
         reader_module_ = std::make_unique<runtime::LoadedModule>(ctx_, compile_kernel(s));
-        timer_->set_reader(reader_module_->stream(), ctx_.multiprocessors());
+        timer_ = std::make_unique<autotune::FlushedTimer>(stream_, l2_bytes_, reader_module_->stream(),
+                                                          ctx_.multiprocessors());
         r_.floor_us = autotune::stream_floor_us(reader_module_->stream(), w_random_.get(), w_random_.size(),
                                                 ctx_.multiprocessors(), *timer_, o_.reps);
         emit(fmt::format("floor: {:.1f} us to stream W once ({:.0f} GB/s)", r_.floor_us,
@@ -325,6 +325,7 @@ class Run {
       a.seed = kTimingSeed;
       a.offset = 7;
       a.out = out_.as<void>();
+      if (!timer_) return reject(CandidateStatus::failed, "not timed: no module loaded for the L2 flush's streaming kernel");
       const auto us = timer_->time_us([&] { sampler.sample(a, reinterpret_cast<Stream>(stream_)); }, o_.warmup,
                                       o_.reps, kMinReps, [&] { return over_budget(); });
       c.median_us = autotune::median(us);

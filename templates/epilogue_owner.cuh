@@ -68,13 +68,17 @@ struct fs_own_row {
 
 __device__ __forceinline__ float fs_own_neg_inf() { return -__int_as_float(0x7f800000); }
 
-// (Re)starts row n for sample s: parameters, no winner, the bound from what
-// other tiles have folded in so far.
-__device__ __forceinline__ void fs_own_start(fs_own_row& r, const fs_fused_params& p, fs_i64 n, bool exists, int s) {
+// Row n's parameters (once per batch tile the thread holds).
+__device__ __forceinline__ void fs_own_load_row(fs_own_row& r, const fs_fused_params& p, fs_i64 n, bool exists) {
   const float tau = exists ? fs_row_temperature(p.row, n) : -1.0f;
   r.greedy = tau == 0.0f;
   r.live = exists && fs_temperature_valid(tau);
   r.inv_tau = (r.live && !r.greedy) ? 1.0f / tau : 1.0f;
+}
+
+// Starts sample s of row n: its noise constants, no winner, the bound from
+// what other tiles have folded in so far.
+__device__ __forceinline__ void fs_own_start_sample(fs_own_row& r, const fs_fused_params& p, fs_i64 n, int s) {
   r.best = fs_own_neg_inf();
   r.bl = 0.0f;
   r.bi = FS_NO_INDEX;
@@ -223,40 +227,42 @@ struct fs_own_epilogue {
   }
   __device__ __forceinline__ bool active() const { return seg < fs_own_layout::TPR; }
 
+  // Row k of the thread: its index in the tile, and whether it exists.
+  __device__ __forceinline__ int row_in_tile(int k) const { return slot + k * fs_own_layout::SLOTS; }
+  __device__ __forceinline__ bool holds(int k, const fs_fused_params& p) const {
+    return active() && n0 >= 0 && row_in_tile(k) < FS_TN && n0 + row_in_tile(k) < p.rows;
+  }
+
   __device__ __forceinline__ void flush(const fs_fused_params& p, int s) {
 #pragma unroll
-    for (int k = 0; k < fs_own_layout::RPT; ++k) {
-      const int nl = slot + k * fs_own_layout::SLOTS;
-      if (active() && n0 >= 0 && nl < FS_TN && n0 + nl < p.rows) fs_own_flush(rows[k], p, n0 + nl, s);
-    }
+    for (int k = 0; k < fs_own_layout::RPT; ++k)
+      if (holds(k, p)) fs_own_flush(rows[k], p, n0 + row_in_tile(k), s);
   }
-  __device__ __forceinline__ void start(const fs_fused_params& p, int s) {
+  __device__ __forceinline__ void start_sample(const fs_fused_params& p, int s) {
 #pragma unroll
-    for (int k = 0; k < fs_own_layout::RPT; ++k) {
-      const int nl = slot + k * fs_own_layout::SLOTS;
-      fs_own_start(rows[k], p, n0 + nl, active() && nl < FS_TN && n0 + nl < p.rows, s);
-    }
+    for (int k = 0; k < fs_own_layout::RPT; ++k) fs_own_start_sample(rows[k], p, n0 + row_in_tile(k), s);
   }
 
   // The staged tile L ([FS_TN][FS_LDL], batch rows [tn0, tn0 + FS_TN) x
-  // vocabulary [v0, v0 + FS_TV)).
+  // vocabulary [v0, v0 + FS_TV)). A single-sample launch keeps each row's
+  // winner across tiles of the same batch rows; with several samples each
+  // tile folds its winners (one running winner per row in registers).
   __device__ __forceinline__ void tile(const float* L, const fs_fused_params& p, fs_i64 v0, fs_i64 tn0) {
     const bool single = p.num_samples == 1;
-    if (single && tn0 != n0) {
-      flush(p, 0);
+    if (tn0 != n0) {
+      if (single) flush(p, 0);
       n0 = tn0;
-      start(p, 0);
+#pragma unroll
+      for (int k = 0; k < fs_own_layout::RPT; ++k) fs_own_load_row(rows[k], p, n0 + row_in_tile(k), holds(k, p));
+      if (single) start_sample(p, 0);
     }
-    n0 = tn0;
-    const int s_end = single ? 1 : p.num_samples;
-    for (int s = 0; s < s_end; ++s) {
-      if (!single) start(p, s);
+    for (int s = 0; s < p.num_samples; ++s) {
+      if (!single) start_sample(p, s);
 #pragma unroll
       for (int k = 0; k < fs_own_layout::RPT; ++k) {
-        const int nl = slot + k * fs_own_layout::SLOTS;
-        const int nls = nl < FS_TN ? nl : 0;
+        const int nl = row_in_tile(k) < FS_TN ? row_in_tile(k) : 0;
         const int sg = active() ? seg : 0;
-        fs_own_scan(rows[k], L + nls * FS_LDL, nls, sg * fs_own_layout::VPS, v0 + sg * fs_own_layout::VPS, p.vocab);
+        fs_own_scan(rows[k], L + nl * FS_LDL, nl, sg * fs_own_layout::VPS, v0 + sg * fs_own_layout::VPS, p.vocab);
       }
       if (!single) flush(p, s);
     }
