@@ -96,9 +96,10 @@ std::size_t KernelSpec::shared_bytes() const {
     case Variant::wgmma_ws:  // stages, two consumers' staged logits, barriers (full/empty per stage, 2 order), 1 KiB slack
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + 2 * std::size_t(fs_ws_epilogue_rows(tile_n, tile_v)) * ldl * 4 +
              std::size_t(stages) * 16 + 16 + 1024;
-    case Variant::wgmma_coop:  // stages, the whole tile's staged logits (unpadded, swizzled), barriers (full/empty per stage, lfull, lfree), 1 KiB slack
+    case Variant::wgmma_coop:  // stages, the whole tile's staged logits (unpadded, swizzled), barriers (full/empty
+                               // per stage, lfull, lfree; clusters: cempty per stage), 1 KiB slack
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(tile_n) * tile_v * 4 +
-             std::size_t(stages) * 16 + 16 + 1024;
+             std::size_t(stages) * (cluster > 1 ? 24 : 16) + 16 + 1024;
   }
   return epilogue;
 }
@@ -107,6 +108,8 @@ void KernelSpec::validate() const {
   auto bad = [&](const std::string& why) { throw InvalidArgument(fmt::format("invalid kernel spec [{}]: {}", to_string(), why)); };
   if (tile_v < 16 || tile_v > 512 || tile_v % 16 != 0) bad("tile_v must be a multiple of 16 in [16, 512]");
   if (tile_n < 8 || tile_n > 256 || tile_n % 8 != 0) bad("tile_n must be a multiple of 8 in [8, 256]");
+  if (cluster != 1 && cluster != 2 && cluster != 4) bad("cluster must be 1, 2 or 4 blocks");
+  if (cluster != 1 && variant != Variant::wgmma_coop) bad("clusters (c2, c4) are for wgmma_coop only");
   if (warps_m < 1 || warps_n < 1 || warps_m * warps_n > (variant == Variant::wgmma_coop ? 20 : 16))
     bad(variant == Variant::wgmma_coop ? "warps_m * warps_n must be in [1, 20]" : "warps_m * warps_n must be in [1, 16]");
   if (variant != Variant::logits) {
@@ -174,8 +177,9 @@ void KernelSpec::validate() const {
 }
 
 std::string KernelSpec::to_string() const {
-  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}", fusedsample::to_string(dtype), fusedsample::to_string(arch),
-                     fusedsample::to_string(variant), tile_v, tile_n, tile_d, stages, warps_m, warps_n);
+  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}", fusedsample::to_string(dtype), fusedsample::to_string(arch),
+                     fusedsample::to_string(variant), tile_v, tile_n, tile_d, stages, warps_m, warps_n,
+                     cluster == 1 ? std::string() : fmt::format(" c{}", cluster));
 }
 
 KernelSpec KernelSpec::parse(std::string_view text) {
@@ -198,6 +202,7 @@ KernelSpec KernelSpec::parse(std::string_view text) {
     else if (t.starts_with("tn")) s.tile_n = num(t, 2);
     else if (t.starts_with("td")) s.tile_d = num(t, 2);
     else if (t.starts_with("s")) s.stages = num(t, 1);
+    else if (t.starts_with("c")) s.cluster = num(t, 1);
     else if (t.starts_with("w")) {
       const auto x = t.find('x');
       if (x == std::string_view::npos) throw InvalidArgument(fmt::format("bad warp token '{}' (want wMxN)", t));

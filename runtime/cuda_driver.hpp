@@ -59,7 +59,8 @@ namespace fusedsample::driver {
   X(cuEventRecord)                  \
   X(cuEventSynchronize)             \
   X(cuEventElapsedTime)             \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
+  X(cuOccupancyMaxActiveClusters)
 
 struct Api {
 #define FS_CU_MEMBER(name) decltype(&::name) name = nullptr;

@@ -46,6 +46,22 @@ LoadedModule::LoadedModule(const Context& ctx, std::shared_ptr<const CompiledKer
   if (per_sm < 1)
     throw Unsupported(fmt::format("spec [{}] cannot run on this GPU: no block fits on a multiprocessor", spec.to_string()));
   resident_blocks_ = per_sm * ctx.multiprocessors();
+  if (spec.cluster > 1) {
+    // Clusters sit inside one GPC each, so GPCs whose multiprocessor count the
+    // cluster size does not divide leave some idle: ask the driver.
+    CUlaunchConfig config{};
+    config.gridDimX = unsigned(resident_blocks_ / spec.cluster * spec.cluster);
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = unsigned(spec.threads());
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = unsigned(smem);
+    int clusters = 0;
+    FS_CU(cuOccupancyMaxActiveClusters(&clusters, fused_, &config));
+    if (clusters < 1)
+      throw Unsupported(fmt::format("spec [{}] cannot run on this GPU: no cluster of {} blocks fits", spec.to_string(),
+                                    spec.cluster));
+    resident_blocks_ = clusters * spec.cluster;
+  }
 }
 
 LoadedModule::~LoadedModule() {

@@ -24,7 +24,8 @@ class LoadedModule {
   CUfunction stream() const { return stream_; }
   const KernelSpec& spec() const { return kernel_->spec; }
   const CompiledKernel& kernel() const { return *kernel_; }
-  // Blocks of the fused kernel resident on the whole GPU at once.
+  // Blocks of the fused kernel resident on the whole GPU at once (for a
+  // cluster spec: whole clusters that fit at once, times the cluster size).
   int resident_blocks() const { return resident_blocks_; }
   int fused_registers() const;
   int fused_local_bytes() const;

@@ -21,6 +21,7 @@
 #include "runtime/device_memory.hpp"
 #include "runtime/loaded_module.hpp"
 #include "runtime/tensor_maps.hpp"
+#include "templates/cluster_tiles.cuh"
 #include "templates/fs_params.cuh"
 
 namespace fusedsample {
@@ -163,11 +164,13 @@ struct Sampler::Impl {
     const std::int64_t tiles = vtiles * ceil_div(a.rows, spec.tile_n);
     if (tiles > 0x7fffffff) throw InvalidArgument(fmt::format("{} tiles are too many for one launch", tiles));
     // Persistent kernels: as many blocks as fit, each taking an equal number
-    // of tiles (`rounds`), so no block runs a round more than the others.
+    // of tiles (`rounds`), so no block runs a round more than the others. A
+    // cluster spec deals out groups of `cluster` tiles to whole clusters.
     std::int64_t blocks = tiles;
     if (spec.variant != Variant::logits) {
-      const std::int64_t rounds = ceil_div(tiles, m.resident_blocks());
-      blocks = ceil_div(tiles, rounds);
+      const std::int64_t groups = fs_cluster_groups(vtiles, ceil_div(a.rows, spec.tile_n), spec.cluster);
+      const std::int64_t rounds = ceil_div(groups, m.resident_blocks() / spec.cluster);
+      blocks = ceil_div(groups, rounds) * spec.cluster;
     }
     // The TMA-fed kernels take the tensor maps of W and H after the block
     // (cuLaunchKernel copies them; the caches only save re-encoding).

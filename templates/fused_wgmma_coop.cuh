@@ -28,12 +28,22 @@
 // way). ptxas still compiles each warpgroup within the launch bound (128 or
 // 96 registers): the split only moves the run-time allocation.
 //
+// Clusters (FS_CLUSTER = 2 or 4, spec token c2/c4): the blocks of a cluster
+// compute tiles that share W or H (cluster_tiles.cuh); rank 0's producer
+// multicasts the shared operand into every block, so L2 serves it once per
+// cluster instead of once per block (tma_producer.cuh). Everything else runs
+// per block as above; a block whose tile is empty (past the vocabulary) still
+// multiplies its zeros and skips the epilogue, to keep the cluster in step.
+//
 // Prelude macros: FS_TV (128 or 256) FS_TN FS_TD(=64) FS_STAGES
-// FS_WARPS_M(=16 or 20) FS_WARPS_N(=1), FS_DTYPE_BF16 / FS_DTYPE_F16, and the
-// generated fs_wgmma_k16(acc, desc_w, desc_h).
+// FS_WARPS_M(=16 or 20) FS_WARPS_N(=1), FS_CLUSTER (default 1),
+// FS_DTYPE_BF16 / FS_DTYPE_F16, and the generated fs_wgmma_k16(acc, desc_w, desc_h).
 // Kernel parameters: the fs_fused_params block, then the tensor maps of W
 // (box 64 x T_V) and H (box 64 x T_N), encoded by runtime/tensor_maps.cpp.
 #pragma once
+#ifndef FS_CLUSTER
+#define FS_CLUSTER 1
+#endif
 #include "fs_params.cuh"
 #include "pipeline.cuh"
 #include "mbarrier.cuh"
@@ -55,6 +65,7 @@ static_assert(FS_STAGES >= 2, "wgmma_coop: at least two stages");
 static_assert((FS_WARPS_M == 16 || FS_WARPS_M == 20) && FS_WARPS_N == 1,
               "wgmma_coop: producer, two consumer and one or two epilogue warpgroups (w16x1 or w20x1)");
 static_assert(FS_TV == 128 || FS_TV == 256, "wgmma_coop: T_V is 128 or 256 (64 or 128 rows per consumer)");
+static_assert(FS_CLUSTER == 1 || FS_CLUSTER == 2 || FS_CLUSTER == 4, "wgmma_coop: clusters of 1, 2 or 4 blocks");
 static_assert(FS_TN % 8 == 0 && FS_TN <= 128, "wgmma_coop: T_N must be a multiple of 8 up to 128");
 // ptxas compiles every warpgroup's code within the launch bound's registers
 // (128 for w16x1, 96 for w20x1), whatever setmaxnreg grants at run time: 128
@@ -68,7 +79,13 @@ static_assert(128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_WG * FS_EPILOGUE_
 #include "epilogue_owner.cuh"
 #include "reduce.cuh"
 
-extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_TMA_KERNEL_PARAMS) {
+#if FS_CLUSTER > 1
+#define FS_CLUSTER_DIMS __cluster_dims__(FS_CLUSTER, 1, 1)
+#else
+#define FS_CLUSTER_DIMS
+#endif
+
+extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_TMA_KERNEL_PARAMS) {
   extern __shared__ __align__(128) unsigned char fs_smem_raw[];
   unsigned char* fs_smem = fs_smem_align_1024(fs_smem_raw);
   fs_u16* Ws = reinterpret_cast<fs_u16*>(fs_smem);
@@ -78,22 +95,29 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
   fs_u64* empty = full + FS_STAGES;                                     // [FS_STAGES]
   fs_u64* lfull = empty + FS_STAGES;                                    // L holds a tile (consumer threads)
   fs_u64* lfree = lfull + 1;                                            // L was read (epilogue threads)
+  fs_u64* cempty = lfree + 1;  // [FS_STAGES], FS_CLUSTER > 1: rank 0's "stage free in every block"
 
   const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
   if (threadIdx.x == 0) {
     fs_mbar_init(lfree, 128 * FS_EPI_WG);
+    if (FS_CLUSTER > 1)
+      for (int s = 0; s < FS_STAGES; ++s) fs_mbar_init(&cempty[s], FS_CLUSTER);
     fs_tma_ring_init(full, empty, FS_STAGES, 256, lfull, 1, 256);  // empty, lfull: every consumer thread
   }
   __syncthreads();
+#if FS_CLUSTER > 1
+  fs_cluster_sync();  // every block's barriers exist before a peer's copy or arrival names them
+#endif
 
   const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;
-  const fs_i64 total_tiles = (fs_i64)p.num_vtiles * n_tiles;
+  const fs_i64 groups = fs_cluster_groups(p.num_vtiles, n_tiles, FS_CLUSTER);
+  const fs_i64 first = blockIdx.x / FS_CLUSTER, step = gridDim.x / FS_CLUSTER;
   const int ktiles = (int)((p.hidden_dim + FS_TD - 1) / FS_TD);
 
   if (wg == 0) {
     // Producer: every stage of every tile of this block, in order.
-    fs_tma_producer_warpgroup<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles,
-                                                              total_tiles, ktiles);
+    fs_tma_producer_warpgroup<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, &tmap_h, Ws, Hs, full, empty,
+                                                                          n_tiles, groups, ktiles, cempty);
   } else if (wg <= 2) {
 #if FS_CONSUMER_REGS != 128
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(FS_CONSUMER_REGS));
@@ -107,7 +131,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
     const fs_u64 dw0 = fs_wgmma_desc(fs_smem_addr(Ws + c * FS_MI * 64 * FS_TD)), dh0 = fs_wgmma_desc(fs_smem_addr(Hs));
     fs_ring_pos<FS_STAGES> pos;
     fs_i64 j = 0;   // the block's tile number
-    for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, ++j) {
+    for (fs_i64 g = first; g < groups; g += step, ++j) {
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES>(acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles);
       // Hand the tile's logits to the epilogue once it has read the previous
       // tile's (for j = 0 the wait on the preceding parity passes at once).
@@ -119,13 +143,16 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(FS_EPILOGUE_REGS));
     fs_own_epilogue epi((int)threadIdx.x - 384);  // epilogue thread 0..128 FS_EPI_WG - 1
     fs_i64 j = 0;
-    for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, ++j) {
-      const int vtile = (int)(tile / n_tiles), ntile = (int)(tile % n_tiles);
+    for (fs_i64 g = first; g < groups; g += step, ++j) {
+      const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       fs_mbar_wait(lfull, (unsigned)(j & 1), 4000000 + j);
-      epi.tile(L, p, (fs_i64)vtile * FS_TV, (fs_i64)ntile * FS_TN);
+      if (t.vtile < p.num_vtiles) epi.tile(L, p, t.vtile * FS_TV, t.ntile * FS_TN);
       fs_mbar_arrive(lfree);
     }
     epi.finish(p);
   }
+#if FS_CLUSTER > 1
+  fs_cluster_sync();  // no block leaves while a peer may still signal it
+#endif
   fs_grid_finish(p);
 }

@@ -6,30 +6,52 @@
 // have freed a stage (`empty`, from the second round on), announces the
 // stage's bytes on `full` and issues the two bulk tensor copies (W box
 // 64 x TV, H box 64 x TN) that complete it.
+// In a cluster of CLUSTER > 1 blocks (wgmma_coop) the loop runs over the
+// cluster's groups (cluster_tiles.cuh): each block copies the operand of its
+// own tile, and rank 0 copies the shared one (W or H) into every block with
+// one multicast copy once every block has freed the stage: each producer,
+// after its own `empty`, arrives on rank 0's `cempty` (CLUSTER arrivals).
 #pragma once
 #include "fs_params.cuh"
 #include "tma.cuh"
 #include "mbarrier.cuh"
 #include "wgmma_ops.cuh"
+#include "cluster_tiles.cuh"
+#include "cluster.cuh"
 
-template <int TV, int TN, int TD, int STAGES>
+template <int TV, int TN, int TD, int STAGES, int CLUSTER = 1>
 __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws, fs_u16* Hs,
-                                               fs_u64* full, fs_u64* empty, fs_i64 n_tiles, fs_i64 total_tiles,
-                                               int ktiles) {
+                                               fs_u64* full, fs_u64* empty, fs_i64 n_tiles, fs_i64 groups,
+                                               int ktiles, fs_u64* cempty = nullptr) {
   fs_tma_prefetch_map(tmap_w);
   fs_tma_prefetch_map(tmap_h);
   const fs_u64 stream_once = fs_l2_policy_evict_first(), reused = fs_l2_policy_evict_last();
+  const int rank = (int)(blockIdx.x % CLUSTER);
+  const bool share_w = fs_cluster_shares_w(n_tiles, CLUSTER);
   fs_i64 it = 0;
-  for (fs_i64 tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
-    const int v0 = (int)(tile / n_tiles) * TV, n0 = (int)(tile % n_tiles) * TN;
+  for (fs_i64 g = blockIdx.x / CLUSTER; g < groups; g += gridDim.x / CLUSTER) {
+    const fs_tile_ref t = fs_cluster_tile(g, rank, n_tiles, CLUSTER);
+    const int v0 = (int)t.vtile * TV, n0 = (int)t.ntile * TN;
     for (int kt = 0; kt < ktiles; ++kt, ++it) {
       const int st = (int)(it % STAGES);
       const fs_i64 round = it / STAGES;
       // The tag only matters in FS_DEBUG_HANG builds (mbarrier.cuh).
       if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1), it);
       fs_mbar_arrive_expect_tx(&full[st], (TV + TN) * TD * 2);
-      fs_tma_load_2d(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], stream_once);
-      fs_tma_load_2d(Hs + st * TN * TD, tmap_h, kt * TD, n0, &full[st], reused);
+      if constexpr (CLUSTER == 1) {
+        fs_tma_load_2d(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], stream_once);
+        fs_tma_load_2d(Hs + st * TN * TD, tmap_h, kt * TD, n0, &full[st], reused);
+      } else {
+        if (round > 0) fs_mbar_arrive_remote(&cempty[st], 0);  // this block's stage is free
+        if (share_w) fs_tma_load_2d(Hs + st * TN * TD, tmap_h, kt * TD, n0, &full[st], reused);
+        else fs_tma_load_2d(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], stream_once);
+        if (rank == 0) {
+          if (round > 0) fs_mbar_wait_cluster(&cempty[st], (unsigned)((round - 1) & 1));
+          constexpr unsigned short all = (unsigned short)((1u << CLUSTER) - 1);
+          if (share_w) fs_tma_load_2d_multicast(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], all, stream_once);
+          else fs_tma_load_2d_multicast(Hs + st * TN * TD, tmap_h, kt * TD, n0, &full[st], all, reused);
+        }
+      }
     }
   }
 }
@@ -50,13 +72,13 @@ __device__ __forceinline__ void fs_tma_ring_init(fs_u64* full, fs_u64* empty, in
 
 // Warpgroup 0 of a TMA-fed kernel: gives up registers for the consumers
 // (setmaxnreg, the whole warpgroup) and lets one thread run the producer loop.
-template <int TV, int TN, int TD, int STAGES>
+template <int TV, int TN, int TD, int STAGES, int CLUSTER = 1>
 __device__ __forceinline__ void fs_tma_producer_warpgroup(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws,
                                                           fs_u16* Hs, fs_u64* full, fs_u64* empty, fs_i64 n_tiles,
-                                                          fs_i64 total_tiles, int ktiles) {
+                                                          fs_i64 groups, int ktiles, fs_u64* cempty = nullptr) {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
   if ((threadIdx.x & 127) == 0)
-    fs_tma_produce<TV, TN, TD, STAGES>(tmap_w, tmap_h, Ws, Hs, full, empty, n_tiles, total_tiles, ktiles);
+    fs_tma_produce<TV, TN, TD, STAGES, CLUSTER>(tmap_w, tmap_h, Ws, Hs, full, empty, n_tiles, groups, ktiles, cempty);
 }
 
 // A consumer warpgroup's side of the ring for one tile: for each of the

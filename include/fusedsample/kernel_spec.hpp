@@ -44,6 +44,10 @@ struct KernelSpec {
   int stages = 4;    // cp.async pipeline depth
   int warps_m = 4;   // warps along the vocabulary
   int warps_n = 1;   // warps along the batch
+  // Blocks per thread-block cluster (wgmma_coop only: 1, 2 or 4). The blocks
+  // of a cluster compute tiles that share W or H, which is read from L2 once
+  // and multicast into all of them ("c2" in the spec text; absent when 1).
+  int cluster = 1;
   DType dtype = DType::bf16;
   Arch arch = Arch::sm_90;
   Variant variant = Variant::mma_sync;
@@ -53,7 +57,8 @@ struct KernelSpec {
   std::size_t shared_bytes() const;
   // Throws InvalidArgument/Unsupported with the offending field if invalid.
   void validate() const;
-  // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1": stable, parseable.
+  // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1" (then " c2" for clusters):
+  // stable, parseable.
   std::string to_string() const;
   static KernelSpec parse(std::string_view text);
   bool operator==(const KernelSpec&) const = default;

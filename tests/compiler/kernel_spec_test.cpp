@@ -26,6 +26,11 @@ KernelSpec spec(DType dt, Variant var, int tv, int tn, int td, int st, int wm, i
   return fusedsample::testing::build_spec(dt, var, arch, tv, tn, td, st, wm, wn);
 }
 
+KernelSpec with_cluster(KernelSpec s, int cluster) {
+  s.cluster = cluster;
+  return s;
+}
+
 // Runs f, expecting exception E whose message contains every needle.
 template <typename E, typename F>
 void expect_error(F&& f, const std::vector<std::string>& needles, const std::string& what) {
@@ -106,6 +111,22 @@ TEST(KernelSpec, ParseToStringRoundTrip) {
   EXPECT_EQ(q, expected);
 }
 
+// Clusters print as a trailing "cN" only when N > 1, so every older spec
+// text (tables, caches, exported configs) still parses to the same spec.
+TEST(KernelSpec, ClusterToken) {
+  KernelSpec c = spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 4, 20, 1, Arch::sm_90a);
+  EXPECT_EQ(c.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1");
+  c.cluster = 2;
+  EXPECT_EQ(c.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1 c2");
+  EXPECT_EQ(KernelSpec::parse(c.to_string()), c);
+  EXPECT_EQ(KernelSpec::parse("bf16 sm_90a wgmma_coop c4 tv128").cluster, 4);
+  EXPECT_EQ(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128").cluster, 1);
+  expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90a wgmma_coop cx"); }, {"cx"}, "bad cluster");
+  // A cluster's barriers (one more per stage) are part of the shared memory.
+  const KernelSpec one = spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 4, 20, 1, Arch::sm_90a);
+  EXPECT_EQ(c.shared_bytes(), one.shared_bytes() + 4 * 8);
+}
+
 TEST(KernelSpec, ParseRejectsMalformedText) {
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90"); }, {"bf16 sm_90"}, "two fields");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse(""); }, {"dtype arch variant"}, "empty");
@@ -138,6 +159,8 @@ TEST(KernelSpec, ValidSpecsPass) {
       spec(DType::fp16, Variant::wgmma_coop, 256, 64, 64, 3, 20, 1, Arch::sm_90a),  // two 64-row blocks per consumer
       spec(DType::bf16, Variant::wgmma_coop, 128, 8, 64, 2, 16, 1, Arch::sm_90a),
       spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 5, 20, 1, Arch::sm_90a),  // five stages: the staged tile is unpadded
+      with_cluster(spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 5, 20, 1, Arch::sm_90a), 2),
+      with_cluster(spec(DType::fp16, Variant::wgmma_coop, 256, 32, 64, 4, 16, 1, Arch::sm_90a), 4),
   };
   for (const KernelSpec& s : ok) {
     EXPECT_NO_THROW(s.validate()) << s.to_string();
@@ -210,6 +233,11 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, Variant::wgmma_coop, 128, 128, 64, 6, 16, 1, Arch::sm_90a), false, {"shared memory"}},
       {spec(b, Variant::wgmma_coop, 256, 64, 64, 5, 16, 1, Arch::sm_90a), false, {"shared memory"}},
       {spec(b, Variant::mma_sync, 128, 64, 64, 4, 20, 1), false, {"[1, 16]"}},
+      {with_cluster(spec(b, Variant::wgmma_coop, 128, 64, 64, 4, 16, 1, Arch::sm_90a), 3), false, {"cluster", "1, 2 or 4"}},
+      {with_cluster(spec(b, Variant::wgmma_coop, 128, 64, 64, 4, 16, 1, Arch::sm_90a), 8), false, {"cluster"}},
+      {with_cluster(spec(b, Variant::wgmma_coop, 128, 64, 64, 4, 16, 1, Arch::sm_90a), 0), false, {"cluster"}},
+      {with_cluster(spec(b, Variant::wgmma_ws, 128, 64, 64, 4, 12, 1, Arch::sm_90a), 2), false, {"wgmma_coop only"}},
+      {with_cluster(spec(b, Variant::mma_sync, 128, 16, 64, 4, 4, 1), 2), false, {"wgmma_coop only"}},
       {spec(b, Variant::wgmma, 256, 256, 64, 2, 16, 1, Arch::sm_90a), false, {"128 accumulators", "registers"}},
   };
   for (const BadSpec& c : cases) {

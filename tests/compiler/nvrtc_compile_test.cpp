@@ -115,6 +115,10 @@ void check_compiled(const KernelSpec& spec) {
                                        spec.dtype == DType::bf16 ? "bf16.bf16" : "f16.f16");
     EXPECT_NE(k.ptx.find(op), std::string::npos) << "no " << op;
     EXPECT_EQ(k.ptx.find("mma.sync"), std::string::npos);
+    // A cluster spec requires its cluster shape and multicasts; others neither.
+    const bool multicast = k.ptx.find(".multicast::cluster") != std::string::npos;
+    EXPECT_EQ(multicast, spec.cluster > 1);
+    if (spec.cluster > 1) EXPECT_NE(k.ptx.find(fmt::format(".reqnctapercluster {}, 1, 1", spec.cluster)), std::string::npos);
   } else if (spec.variant == Variant::mma_sync) {
     EXPECT_NE(k.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
     EXPECT_NE(k.ptx.find(spec.dtype == DType::bf16 ? ".bf16.bf16" : ".f16.f16"), std::string::npos);
@@ -162,6 +166,13 @@ std::vector<CompileCase> all_cases() {
     out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 64, 64, 3, 20, 1)});
     out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 8, 64, 2, 20, 1)});
     out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 64, 5, 20, 1)});
+    // Clusters of two and four blocks (multicast copies, cluster barriers).
+    KernelSpec c2 = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 64, 4, 20, 1);
+    c2.cluster = 2;
+    out.push_back({c2});
+    KernelSpec c4 = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 32, 64, 4, 16, 1);
+    c4.cluster = 4;
+    out.push_back({c4});
   }
   return out;
 }

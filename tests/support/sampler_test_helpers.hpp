@@ -125,9 +125,12 @@ inline KernelSpec make_wgmma_ws_spec(DType dtype, int tile_v, int tile_n, int st
 }
 
 // A cooperative warp-specialized wgmma spec (two consumers share each tile;
-// warps_m 16 or 20: one or two epilogue warpgroups).
-inline KernelSpec make_wgmma_coop_spec(DType dtype, int tile_v, int tile_n, int stages, int warps_m) {
-  return build_spec(dtype, Variant::wgmma_coop, Arch::sm_90a, tile_v, tile_n, 64, stages, warps_m, 1);
+// warps_m 16 or 20: one or two epilogue warpgroups; cluster: blocks per
+// cluster, which share W or H through multicast copies).
+inline KernelSpec make_wgmma_coop_spec(DType dtype, int tile_v, int tile_n, int stages, int warps_m, int cluster = 1) {
+  KernelSpec s = build_spec(dtype, Variant::wgmma_coop, Arch::sm_90a, tile_v, tile_n, 64, stages, warps_m, 1);
+  s.cluster = cluster;
+  return s;
 }
 
 // The tile configs the tests force: at least three per dtype, and for
@@ -146,7 +149,10 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_ws_spec(dtype, 64, 256, 4),       make_wgmma_ws_spec(dtype, 128, 40, 3),
           make_wgmma_coop_spec(dtype, 128, 128, 4, 16), make_wgmma_coop_spec(dtype, 256, 64, 3, 20),
           make_wgmma_coop_spec(dtype, 128, 8, 2, 20),   make_wgmma_coop_spec(dtype, 128, 40, 3, 16),
-          make_wgmma_coop_spec(dtype, 128, 128, 5, 20)};
+          make_wgmma_coop_spec(dtype, 128, 128, 5, 20),
+          // clusters: share H (N <= T_N, empty tiles past V) or share W (C divides the batch tiles)
+          make_wgmma_coop_spec(dtype, 128, 128, 4, 20, 2), make_wgmma_coop_spec(dtype, 128, 64, 4, 16, 2),
+          make_wgmma_coop_spec(dtype, 128, 32, 3, 20, 4)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
@@ -160,7 +166,8 @@ inline bool spec_runs_here(const KernelSpec& spec) {
 inline std::string tiles_name(const KernelSpec& s) {
   const std::string variant = is_wgmma(s.variant) ? std::string(to_string(s.variant)) + "_" : "";
   return variant + "tv" + std::to_string(s.tile_v) + "_tn" + std::to_string(s.tile_n) + "_td" + std::to_string(s.tile_d) + "_s" +
-         std::to_string(s.stages) + "_w" + std::to_string(s.warps_m) + "x" + std::to_string(s.warps_n);
+         std::to_string(s.stages) + "_w" + std::to_string(s.warps_m) + "x" + std::to_string(s.warps_n) +
+         (s.cluster > 1 ? "_c" + std::to_string(s.cluster) : "");
 }
 
 inline SamplerOptions sampler_options(std::int64_t V, std::int64_t d, DType dtype,

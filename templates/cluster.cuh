@@ -1,0 +1,49 @@
+// cluster.cuh: thread-block clusters (sm_90) for the multicast loads of
+// wgmma_coop: the block's rank, a barrier over the whole cluster, arrivals on
+// a peer block's mbarrier, and the bulk tensor copy that lands one box in
+// every block of the cluster (same shared-memory offset, each block's own
+// mbarrier at the same offset counts the bytes).
+#pragma once
+#include "fs_params.cuh"
+#include "tma.cuh"
+
+// Every thread of every block of the cluster: the blocks' earlier shared
+// memory writes (mbarrier inits) are visible to the others afterwards, and no
+// block leaves while a peer may still signal it.
+__device__ __forceinline__ void fs_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+// One arrival on the mbarrier at `bar`'s offset in the block of cluster rank
+// `rank` (release at cluster scope: this block's reads of the stage are done).
+__device__ __forceinline__ void fs_mbar_arrive_remote(fs_u64* bar, unsigned rank) {
+  asm volatile(
+      "{\n .reg .b32 ra;\n mapa.shared::cluster.u32 ra, %0, %1;\n"
+      " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(fs_smem_addr(bar)),
+      "r"(rank)
+      : "memory");
+}
+
+// Waits for the phase of this parity of a barrier that peers arrive on
+// (acquire at cluster scope).
+__device__ __forceinline__ void fs_mbar_wait_cluster(fs_u64* bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(fs_smem_addr(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// fs_tma_load_2d into the blocks of `mask` (bit r: cluster rank r).
+__device__ __forceinline__ void fs_tma_load_2d_multicast(void* dst, const fs_tmap* map, int col, int row, fs_u64* bar,
+                                                         unsigned short mask, fs_u64 policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(fs_smem_addr(dst)),
+      "l"(reinterpret_cast<fs_u64>(map)), "r"(col), "r"(row), "r"(fs_smem_addr(bar)), "h"(mask), "l"(policy)
+      : "memory");
+}

@@ -1,0 +1,66 @@
+// cluster_tiles_test.cpp: the host build of templates/cluster_tiles.cuh, the
+// mapping from a cluster's groups to its blocks' tiles that both the
+// wgmma_coop kernel and the launch (runtime/sampler.cpp) use. Over all groups
+// and ranks, every tile of the launch must be computed exactly once, the
+// blocks of a group must share the operand their cluster multicasts (one
+// vocabulary tile when sharing W, one batch tile when sharing H), and only
+// tiles past the vocabulary may be left over.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <utility>
+
+#include "templates/cluster_tiles.cuh"
+
+namespace {
+
+void check_cover(fs_i64 vtiles, fs_i64 ntiles, int cluster) {
+  SCOPED_TRACE(testing::Message() << "vtiles " << vtiles << " ntiles " << ntiles << " cluster " << cluster);
+  std::map<std::pair<fs_i64, fs_i64>, int> seen;
+  const fs_i64 groups = fs_cluster_groups(vtiles, ntiles, cluster);
+  fs_i64 empty = 0;
+  for (fs_i64 g = 0; g < groups; ++g) {
+    const fs_tile_ref r0 = fs_cluster_tile(g, 0, ntiles, cluster);
+    for (int r = 0; r < cluster; ++r) {
+      const fs_tile_ref t = fs_cluster_tile(g, r, ntiles, cluster);
+      ASSERT_GE(t.ntile, 0);
+      ASSERT_LT(t.ntile, ntiles);
+      ASSERT_GE(t.vtile, 0);
+      if (fs_cluster_shares_w(ntiles, cluster)) EXPECT_EQ(t.vtile, r0.vtile) << "group " << g << " rank " << r;
+      else EXPECT_EQ(t.ntile, r0.ntile) << "group " << g << " rank " << r;
+      if (t.vtile >= vtiles) {
+        ++empty;
+        continue;
+      }
+      ++seen[{t.vtile, t.ntile}];
+    }
+  }
+  EXPECT_EQ(fs_i64(seen.size()), vtiles * ntiles);
+  for (const auto& [tile, n] : seen) EXPECT_EQ(n, 1) << "tile (" << tile.first << ", " << tile.second << ")";
+  // Empty tiles only pad the last vocabulary tiles of a shared-H group.
+  EXPECT_LT(empty, fs_i64(cluster) * ntiles);
+  if (cluster == 1 || fs_cluster_shares_w(ntiles, cluster)) EXPECT_EQ(empty, 0);
+}
+
+TEST(ClusterTiles, EveryTileExactlyOnce) {
+  for (int cluster : {1, 2, 4})
+    for (fs_i64 vtiles : {1, 2, 3, 5, 8, 1187})
+      for (fs_i64 ntiles : {1, 2, 3, 4, 8}) check_cover(vtiles, ntiles, cluster);
+}
+
+TEST(ClusterTiles, SharedOperandChoice) {
+  EXPECT_FALSE(fs_cluster_shares_w(2, 1));
+  EXPECT_TRUE(fs_cluster_shares_w(2, 2));   // N = 256, T_N = 128: the two blocks share W
+  EXPECT_FALSE(fs_cluster_shares_w(1, 2));  // N <= T_N: consecutive vocabulary tiles share H
+  EXPECT_FALSE(fs_cluster_shares_w(6, 4));
+  EXPECT_TRUE(fs_cluster_shares_w(8, 4));
+  // A cluster of one is the plain persistent order: tile = vtile * ntiles + ntile.
+  for (fs_i64 g = 0; g < 12; ++g) {
+    const fs_tile_ref t = fs_cluster_tile(g, 0, 3, 1);
+    EXPECT_EQ(t.vtile * 3 + t.ntile, g);
+  }
+  EXPECT_EQ(fs_cluster_groups(1187, 1, 2), 594);
+  EXPECT_EQ(fs_cluster_groups(1187, 2, 2), 1187);
+}
+
+}  // namespace
