@@ -35,7 +35,11 @@
 // per block as above; a block whose tile is empty (past the vocabulary) still
 // multiplies its zeros and skips the epilogue, to keep the cluster in step.
 //
-// Prelude macros: FS_TV (128 or 256) FS_TN FS_TD(=64) FS_STAGES
+// T_d = 128 stages hold two 64-column boxes per operand, copied back to back:
+// each row of W then arrives in 256-byte pieces, which DRAM serves better than
+// 128-byte ones (the bandwidth-bound batches).
+//
+// Prelude macros: FS_TV (128 or 256) FS_TN FS_TD (64 or 128) FS_STAGES
 // FS_WARPS_M(=16 or 20) FS_WARPS_N(=1), FS_CLUSTER (default 1),
 // FS_DTYPE_BF16 / FS_DTYPE_F16, and the generated fs_wgmma_k16(acc, desc_w, desc_h).
 // Kernel parameters: the fs_fused_params block, then the tensor maps of W
@@ -60,7 +64,7 @@
 #define FS_EPI_G_MAX 4                      // noise chains per epilogue lane
 #define FS_CONSUMER_REGS (FS_EPI_WG == 1 ? 128 : 104)
 #define FS_EPILOGUE_REGS (FS_EPI_WG == 1 ? 216 : 112)
-static_assert(FS_TD == 64, "wgmma_coop: T_d must be 64 (one 128-byte swizzle row)");
+static_assert(FS_TD == 64 || FS_TD == 128, "wgmma_coop: T_d is one or two 64-column (128-byte swizzled) boxes");
 static_assert(FS_STAGES >= 2, "wgmma_coop: at least two stages");
 static_assert((FS_WARPS_M == 16 || FS_WARPS_M == 20) && FS_WARPS_N == 1,
               "wgmma_coop: producer, two consumer and one or two epilogue warpgroups (w16x1 or w20x1)");
@@ -128,7 +132,8 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     for (int i = 0; i < FS_MI; ++i)
 #pragma unroll
       for (int j = 0; j < FS_NACC; ++j) acc[i][j] = 0.0f;
-    const fs_u64 dw0 = fs_wgmma_desc(fs_smem_addr(Ws + c * FS_MI * 64 * FS_TD)), dh0 = fs_wgmma_desc(fs_smem_addr(Hs));
+    // Consumer c's rows of the first 64-column box of stage 0 (boxes are [T_V][64]).
+    const fs_u64 dw0 = fs_wgmma_desc(fs_smem_addr(Ws + c * FS_MI * 64 * 64)), dh0 = fs_wgmma_desc(fs_smem_addr(Hs));
     fs_ring_pos<FS_STAGES> pos;
     fs_i64 j = 0;   // the block's tile number
     for (fs_i64 g = first; g < groups; g += step, ++j) {

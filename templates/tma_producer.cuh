@@ -19,6 +19,19 @@
 #include "cluster_tiles.cuh"
 #include "cluster.cuh"
 
+// The TD / 64 boxes (64 columns x ROWS rows each) of one operand's stage,
+// from column col0; into this block, or with a mask into those blocks of the
+// cluster (multicast).
+template <int ROWS, int TD>
+__device__ __forceinline__ void fs_tma_load_boxes(fs_u16* dst, const fs_tmap* map, int col0, int row, fs_u64* bar,
+                                                  fs_u64 policy, unsigned short mask = 0) {
+#pragma unroll
+  for (int h = 0; h < TD / 64; ++h) {
+    if (mask) fs_tma_load_2d_multicast(dst + h * ROWS * 64, map, col0 + h * 64, row, bar, mask, policy);
+    else fs_tma_load_2d(dst + h * ROWS * 64, map, col0 + h * 64, row, bar, policy);
+  }
+}
+
 template <int TV, int TN, int TD, int STAGES, int CLUSTER = 1>
 __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws, fs_u16* Hs,
                                                fs_u64* full, fs_u64* empty, fs_i64 n_tiles, fs_i64 groups,
@@ -38,18 +51,23 @@ __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_t
       // The tag only matters in FS_DEBUG_HANG builds (mbarrier.cuh).
       if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1), it);
       fs_mbar_arrive_expect_tx(&full[st], (TV + TN) * TD * 2);
+      // A stage of W is TD / 64 swizzled boxes of 64 columns side by side
+      // ([TD / 64][TV][64]), issued back to back so DRAM sees each row's
+      // 128 * TD / 64 bytes together; the same for H.
+      fs_u16* const ws = Ws + st * TV * TD;
+      fs_u16* const hs = Hs + st * TN * TD;
       if constexpr (CLUSTER == 1) {
-        fs_tma_load_2d(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], stream_once);
-        fs_tma_load_2d(Hs + st * TN * TD, tmap_h, kt * TD, n0, &full[st], reused);
+        fs_tma_load_boxes<TV, TD>(ws, tmap_w, kt * TD, v0, &full[st], stream_once);
+        fs_tma_load_boxes<TN, TD>(hs, tmap_h, kt * TD, n0, &full[st], reused);
       } else {
         if (round > 0) fs_mbar_arrive_remote(&cempty[st], 0);  // this block's stage is free
-        if (share_w) fs_tma_load_2d(Hs + st * TN * TD, tmap_h, kt * TD, n0, &full[st], reused);
-        else fs_tma_load_2d(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], stream_once);
+        if (share_w) fs_tma_load_boxes<TN, TD>(hs, tmap_h, kt * TD, n0, &full[st], reused);
+        else fs_tma_load_boxes<TV, TD>(ws, tmap_w, kt * TD, v0, &full[st], stream_once);
         if (rank == 0) {
-          if (round > 0) fs_mbar_wait_cluster(&cempty[st], (unsigned)((round - 1) & 1));
+          if (round > 0) fs_mbar_wait(&cempty[st], (unsigned)((round - 1) & 1), it);
           constexpr unsigned short all = (unsigned short)((1u << CLUSTER) - 1);
-          if (share_w) fs_tma_load_2d_multicast(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], all, stream_once);
-          else fs_tma_load_2d_multicast(Hs + st * TN * TD, tmap_h, kt * TD, n0, &full[st], all, reused);
+          if (share_w) fs_tma_load_boxes<TV, TD>(ws, tmap_w, kt * TD, v0, &full[st], stream_once, all);
+          else fs_tma_load_boxes<TN, TD>(hs, tmap_h, kt * TD, n0, &full[st], reused, all);
         }
       }
     }
@@ -95,8 +113,11 @@ __device__ __forceinline__ void fs_tma_consume_tile(float (&acc)[MI][NACC], fs_u
   int prev = 0;  // the stage of the previous k-step
   for (int kt = 0; kt < ktiles; ++kt) {
     fs_mbar_wait(&full[pos.st], pos.phase, tag0 + kt);
-    fs_wgmma_stage(acc, dw0 + pos.st * FS_WGMMA_DESC_STEP(TV * TD * 2), dh0 + pos.st * FS_WGMMA_DESC_STEP(TN * TD * 2));
-    fs_wgmma_wait<1>();  // the previous stage's MMAs are done: free it
+#pragma unroll
+    for (int h = 0; h < TD / 64; ++h)  // the stage's 64-column boxes (one commit group each)
+      fs_wgmma_stage(acc, dw0 + FS_WGMMA_DESC_STEP(pos.st * TV * TD * 2 + h * TV * 128),
+                     dh0 + FS_WGMMA_DESC_STEP(pos.st * TN * TD * 2 + h * TN * 128));
+    fs_wgmma_wait<TD / 64>();  // the previous stage's MMAs are done: free it
     if (kt > 0) fs_mbar_arrive(&empty[prev]);
     prev = pos.st;
     pos.advance();

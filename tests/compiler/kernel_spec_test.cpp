@@ -161,6 +161,7 @@ TEST(KernelSpec, ValidSpecsPass) {
       spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 5, 20, 1, Arch::sm_90a),  // five stages: the staged tile is unpadded
       with_cluster(spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 5, 20, 1, Arch::sm_90a), 2),
       with_cluster(spec(DType::fp16, Variant::wgmma_coop, 256, 32, 64, 4, 16, 1, Arch::sm_90a), 4),
+      spec(DType::bf16, Variant::wgmma_coop, 128, 64, 128, 4, 20, 1, Arch::sm_90a),  // two boxes per stage
   };
   for (const KernelSpec& s : ok) {
     EXPECT_NO_THROW(s.validate()) << s.to_string();
@@ -223,6 +224,9 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, Variant::wgmma_ws, 256, 64, 64, 4, 12, 1, Arch::sm_90a), false, {"64 or 128"}},
       {spec(b, Variant::wgmma_ws, 128, 256, 64, 2, 12, 1, Arch::sm_90a), false, {"128 accumulators"}},
       {spec(b, Variant::wgmma_ws, 128, 64, 64, 2, 12, 1, Arch::sm_90a), false, {"stages"}},
+      {spec(b, Variant::wgmma_ws, 128, 64, 128, 4, 12, 1, Arch::sm_90a), false, {"tile_d must be 64"}},
+      {spec(b, Variant::wgmma_coop, 128, 64, 32, 4, 16, 1, Arch::sm_90a), false, {"tile_d", "or 128"}},
+      {spec(b, Variant::wgmma_coop, 128, 128, 128, 3, 20, 1, Arch::sm_90a), false, {"shared memory"}},
       {spec(b, Variant::wgmma_coop, 128, 128, 64, 4, 16, 1, Arch::sm_90), true, {"wgmma_coop", "sm_90a"}},
       {spec(f, Variant::wgmma_coop, 128, 128, 64, 4, 16, 1, Arch::sm_90a), true, {"wgmma_coop", "fp32"}},
       {spec(b, Variant::wgmma_coop, 128, 64, 64, 4, 12, 1, Arch::sm_90a), false, {"w16x1 or w20x1"}},

@@ -173,6 +173,8 @@ std::vector<CompileCase> all_cases() {
     KernelSpec c4 = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 32, 64, 4, 16, 1);
     c4.cluster = 4;
     out.push_back({c4});
+    // Two 64-column boxes per stage.
+    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 64, 128, 4, 20, 1)});
   }
   return out;
 }

@@ -127,8 +127,9 @@ inline KernelSpec make_wgmma_ws_spec(DType dtype, int tile_v, int tile_n, int st
 // A cooperative warp-specialized wgmma spec (two consumers share each tile;
 // warps_m 16 or 20: one or two epilogue warpgroups; cluster: blocks per
 // cluster, which share W or H through multicast copies).
-inline KernelSpec make_wgmma_coop_spec(DType dtype, int tile_v, int tile_n, int stages, int warps_m, int cluster = 1) {
-  KernelSpec s = build_spec(dtype, Variant::wgmma_coop, Arch::sm_90a, tile_v, tile_n, 64, stages, warps_m, 1);
+inline KernelSpec make_wgmma_coop_spec(DType dtype, int tile_v, int tile_n, int stages, int warps_m, int cluster = 1,
+                                       int tile_d = 64) {
+  KernelSpec s = build_spec(dtype, Variant::wgmma_coop, Arch::sm_90a, tile_v, tile_n, tile_d, stages, warps_m, 1);
   s.cluster = cluster;
   return s;
 }
@@ -152,7 +153,9 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_coop_spec(dtype, 128, 128, 5, 20),
           // clusters: share H (N <= T_N, empty tiles past V) or share W (C divides the batch tiles)
           make_wgmma_coop_spec(dtype, 128, 128, 4, 20, 2), make_wgmma_coop_spec(dtype, 128, 64, 4, 16, 2),
-          make_wgmma_coop_spec(dtype, 128, 32, 3, 20, 4)};
+          make_wgmma_coop_spec(dtype, 128, 32, 3, 20, 4),
+          // two 64-column boxes per stage (T_d = 128), alone and in a cluster
+          make_wgmma_coop_spec(dtype, 128, 64, 4, 20, 1, 128), make_wgmma_coop_spec(dtype, 128, 32, 4, 16, 2, 128)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
