@@ -2,15 +2,18 @@
 // (wgmma_coop). Every epilogue thread owns the same slice of the staged tile
 // for the whole launch: row slot `slot` (rows slot, slot + SLOTS, ...) and
 // segment `seg` of T_V / TPR values of each. It keeps its running winner and
-// bound in registers from tile to tile and folds the winner into p.best only
-// when its rows change (another batch tile) or at the end of the launch, so a
-// tile costs no row-parameter loads, shuffles or atomics: only the values.
+// bound in registers from tile to tile; after each tile it folds a new winner
+// into p.best and reads the row's best so far back as its bound (one load,
+// and an atomic only when the winner changed), so a tile costs no
+// row-parameter loads or shuffles: only the values.
 //
 // Per value (sampled rows): Philox in batches of G groups of four
 // (philox_batch.cuh), the approximate noise (gumbel_bound.cuh) and its score
 // st. The batch's largest st raises the bound B (st - margin is a lower
 // bound on that value's exact score); only values with st >=
-// fs_prune_threshold(B) can win or tie (docs/rng.md section 6). Exact noise
+// fs_prune_threshold(B) can win or tie (docs/rng.md section 6), and before
+// any st is computed, a batch whose words are all below the skip word of
+// noise_skip.cuh has none that can. Exact noise
 // is computed lazily: a lone survivor whose score interval lies wholly above
 // (or below) the running winner's replaces it (or is dropped) without it; the
 // exact score is computed for close contests (overlapping intervals, several
@@ -24,6 +27,7 @@
 #include "philox_batch.cuh"
 #include "gumbel.cuh"
 #include "gumbel_bound.cuh"
+#include "noise_skip.cuh"
 #include "wgmma_ops.cuh"
 
 #ifndef FS_EPI_G_MAX
@@ -60,6 +64,7 @@ struct fs_own_row {
   float best;  // running winner's score (exact, or approximate: see above)
   float bl;    // its logit
   int bi;      // its index (FS_NO_INDEX: none yet)
+  int pub;     // the index last folded into p.best (FS_NO_INDEX: none)
   float bound; // lower bound on the row's final best score
   bool exact;
   bool live;  // row exists and its temperature is valid
@@ -82,6 +87,7 @@ __device__ __forceinline__ void fs_own_start_sample(fs_own_row& r, const fs_fuse
   r.best = fs_own_neg_inf();
   r.bl = 0.0f;
   r.bi = FS_NO_INDEX;
+  r.pub = FS_NO_INDEX;
   r.exact = true;
   r.bound = fs_own_neg_inf();
   r.key = fs_philox_row{};
@@ -106,11 +112,19 @@ __device__ __forceinline__ void fs_own_make_exact(fs_own_row& r) {
   }
 }
 
+// Folds the row's winner into p.best (exact score) unless it was folded already.
 __device__ __forceinline__ void fs_own_flush(fs_own_row& r, const fs_fused_params& p, fs_i64 n, int s) {
-  if (r.live && r.bi != FS_NO_INDEX) {
+  if (r.live && r.bi != FS_NO_INDEX && r.bi != r.pub) {
     fs_own_make_exact(r);
     atomicMax(p.best + n * p.num_samples + s, fs_pack_candidate(r.best, r.bi));
+    r.pub = r.bi;
   }
+}
+
+// Raises the row's bound to the best score any block has folded so far.
+__device__ __forceinline__ void fs_own_refresh_bound(fs_own_row& r, const fs_fused_params& p, fs_i64 n, int s) {
+  if (r.live && !r.greedy)
+    r.bound = fmaxf(r.bound, fmaxf(fs_candidate_score(__ldcg(p.best + n * p.num_samples + s)), fs_own_neg_inf()));
 }
 
 // Scans this thread's VPS values of staged row nl (row: the row's start; c0:
@@ -127,6 +141,7 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int
     float4 l4[G];
     int nv[G];  // values of group j inside the vocabulary
     bool need = false;
+    float bmax = neg_inf;  // the batch's largest logit (NaN dropped)
 #pragma unroll
     for (int j = 0; j < G; ++j) {
       nv[j] = min(max(left - 4 * (k0 + j), 0), 4);
@@ -136,6 +151,7 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int
       // the group can win or tie. fmaxf drops NaN (a NaN score never wins).
       const float lmax = fmaxf(fmaxf(l4[j].x, l4[j].y), fmaxf(l4[j].z, l4[j].w));
       need |= nv[j] && !r.greedy && !(FS_FMA(lmax, r.inv_tau, FS_GUMBEL_MAX) < r.bound);
+      bmax = fmaxf(bmax, lmax);
     }
     if (r.greedy) {
 #pragma unroll
@@ -155,6 +171,18 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int
     const fs_u32 x0 = (fs_u32)((v0 >> 2) + k0);
     fs_philox_ctr c[G];
     fs_philox_blocks<G>(r.key, x0, c);
+    // A word below the skip word cannot lift any of the batch's values to the
+    // threshold (noise_skip.cuh): if no lane has a word at or above its own,
+    // the batch has no survivor and needs no noise approximation.
+    {
+      const fs_u32 skip = fs_noise_skip_word(fs_prune_threshold(r.bound), bmax, r.inv_tau);
+      bool pass = false;
+#pragma unroll
+      for (int j = 0; j < G; ++j)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) pass |= i < nv[j] && c[j].v[i] >= skip;
+      if (!__any_sync(0xffffffffu, need && pass)) continue;
+    }
     float st[G][4];
     float smax = neg_inf;
 #pragma unroll
@@ -265,6 +293,18 @@ struct fs_own_epilogue {
         fs_own_scan(rows[k], L + nl * FS_LDL, nl, sg * fs_own_layout::VPS, v0 + sg * fs_own_layout::VPS, p.vocab);
       }
       if (!single) flush(p, s);
+    }
+    // Single sample: share the winners between blocks after every tile (fold
+    // each new winner, read back the row's best so far), so every block's
+    // bound approaches the row's final score after the first tiles and the
+    // word test (noise_skip.cuh) rules out nearly every value.
+    if (single) {
+#pragma unroll
+      for (int k = 0; k < fs_own_layout::RPT; ++k)
+        if (holds(k, p)) {
+          fs_own_flush(rows[k], p, n0 + row_in_tile(k), 0);
+          fs_own_refresh_bound(rows[k], p, n0 + row_in_tile(k), 0);
+        }
     }
   }
 
