@@ -298,10 +298,11 @@ struct fs_own_epilogue {
     // each new winner, read back the row's best so far), so every block's
     // bound approaches the row's final score after the first tiles and the
     // word test (noise_skip.cuh) rules out nearly every value.
+    // Greedy rows (no noise, nothing to rule out) fold once at the end.
     if (single) {
 #pragma unroll
       for (int k = 0; k < fs_own_layout::RPT; ++k)
-        if (holds(k, p)) {
+        if (holds(k, p) && !rows[k].greedy) {
           fs_own_flush(rows[k], p, n0 + row_in_tile(k), 0);
           fs_own_refresh_bound(rows[k], p, n0 + row_in_tile(k), 0);
         }
