@@ -11,7 +11,7 @@
 
 namespace fusedsample {
 
-const char* generator_version() { return "fusedsample-gen-7"; }
+const char* generator_version() { return "fusedsample-gen-8"; }
 
 namespace {
 
