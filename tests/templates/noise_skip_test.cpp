@@ -3,7 +3,10 @@
 // approximate score below thr (the epilogue then skips the value), and the
 // rule must rule out nearly all words once thr is well above the logits.
 // The device build differs only in exp2 (ex2.approx, within the 1.001
-// factor); the GPU exactness tests run it.
+// factor); the GPU exactness tests run it. Checked by mutation: a natural
+// instead of a binary exponent, or dropping the one-level guard, fails here.
+// The slack and the 1.001 factor are not binding (1 - U <= exp(-y) and the
+// guard of 1.5 levels leave more room than either), so removing them passes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,11 +29,14 @@ double worst_skipped_score(fs_u32 word, float lmax, float inv_tau) {
 
 TEST(NoiseSkip, SkippedWordsCannotReachTheThreshold) {
   std::mt19937_64 rng(20261121);
-  std::uniform_real_distribution<float> thr_d(-60.0f, 80.0f), l_d(-40.0f, 40.0f);
+  // Gaps y = thr - lmax / tau where the rule bites (the noise spans [-2.8, 16.6]),
+  // and wide random thresholds and logits.
+  std::uniform_real_distribution<float> thr_d(-60.0f, 80.0f), l_d(-40.0f, 40.0f), gap_d(-3.0f, 18.0f);
   const float inv_taus[] = {1.0f, 2.0f, 1.0f / 0.7f, 0.5f, 1.0f / 3.0f, 100.0f};
   int skipping = 0;
   for (int i = 0; i < 400000; ++i) {
-    const float thr = thr_d(rng), lmax = l_d(rng), w = inv_taus[i % 6];
+    const float lmax = l_d(rng), w = inv_taus[i % 6];
+    const float thr = i % 2 ? thr_d(rng) : lmax * w + gap_d(rng);
     const fs_u32 word = fs_noise_skip_word(thr, lmax, w);
     if (word == 0) continue;
     ++skipping;
