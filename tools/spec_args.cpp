@@ -51,6 +51,7 @@ void add_spec_options(ArgParser& p) {
       .option("tile-d", "N", "depth of one pipeline stage (T_d)")
       .option("stages", "N", "cp.async pipeline depth")
       .option("warps", "MxN", "warps along vocabulary x batch, e.g. 4x1")
+      .option("cluster", "N", "blocks per thread-block cluster (wgmma_coop: 1, 2 or 4)")
       .option("rows", "N", "start from the library's default spec for N batch rows", "16")
       .option("spec", "TEXT", "start from a full spec, e.g. \"bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1\"");
 }
@@ -74,6 +75,7 @@ KernelSpec spec_from_args(const Args& args) {
   s.tile_n = int(args.get_int("tile-n", s.tile_n, 1, big));
   s.tile_d = int(args.get_int("tile-d", s.tile_d, 1, big));
   s.stages = int(args.get_int("stages", s.stages, 1, big));
+  s.cluster = int(args.get_int("cluster", s.cluster, 1, big));
   if (const auto w = args.get("warps")) {
     int m = 0, n = 0;
     char x = 0, extra = 0;
