@@ -1,8 +1,9 @@
 // cluster.cuh: thread-block clusters (sm_90) for the multicast loads of
-// wgmma_coop: the block's rank, a barrier over the whole cluster, arrivals on
-// a peer block's mbarrier, and the bulk tensor copy that lands one box in
-// every block of the cluster (same shared-memory offset, each block's own
-// mbarrier at the same offset counts the bytes).
+// wgmma_coop: a barrier over the whole cluster, arrivals on a peer block's
+// mbarrier, and the bulk tensor copy that lands one box in every block of the
+// cluster (same shared-memory offset, each block's own mbarrier at the same
+// offset counts the bytes). With a 1-D grid of clusters of C blocks, a block's
+// rank is blockIdx.x % C and its cluster blockIdx.x / C (cluster_tiles.cuh).
 #pragma once
 #include "fs_params.cuh"
 #include "tma.cuh"

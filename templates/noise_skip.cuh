@@ -41,9 +41,10 @@ FS_HD fs_u32 fs_noise_skip_word(float thr, float lmax, float inv_tau) {
   // (a flushed denormal is below 2^-126, far under one level 2^-23).
   const float e = FS_FMUL(fs_exp2_approx(FS_FMUL(yc, -1.44269502f)), 1.001f);
   const float d = e < 1.0f ? e : 1.0f;  // NaN -> 1: skip nothing
-  const float levels = FS_FMUL(d, 8388608.0f /* 2^23 */);
-  const float top = (float)(int)levels < levels ? (float)(int)levels + 1.0f : (float)(int)levels;  // ceil
+  const float levels = FS_FMUL(d, 8388608.0f /* 2^23 */);  // exact: a power of two, at most 2^23
+  int top = (int)levels;
+  top += (float)top < levels;  // ceil(levels)
   // Levels k < 2^23 - top - 1 have u <= 1 - (top + 3/2) 2^-23 < 1 - d.
-  const int k = 8388608 - (int)top - 1;
+  const int k = 8388608 - top - 1;
   return k > 0 ? (fs_u32)k << 9 : 0u;
 }
