@@ -215,9 +215,7 @@ TEST(ExactnessSkipRule, WideLogitsMatchReference) {
   for (float& t : rows.temperatures) t = t == 0.0f ? 0.0f : 1.0f;  // keep the greedy rows
   rows.d_temperatures = to_device(rows.temperatures);
   const std::vector<ReferenceResult> ref = reference_sample(w.data(), h.data(), dtype, V, d, N, rows.reference(), S);
-  std::vector<std::optional<KernelSpec>> specs = {std::nullopt};
-  for (const KernelSpec& k : testing::forced_specs(dtype))
-    if (testing::spec_runs_here(k)) specs.push_back(k);
+  const std::vector<std::optional<KernelSpec>> specs = testing::runnable_configs(dtype);
   for (const auto& spec : specs) {
     const std::string what = "wide logits " + config_name(spec);
     SCOPED_TRACE(what);
@@ -249,9 +247,7 @@ TEST_P(DtypeGpu, TileConfigsGiveIdenticalSamples) {
   const DeviceMemory dw = to_device(w), dh = to_device(h);
   const RowParams rows(N, 0, rng);
 
-  std::vector<std::optional<KernelSpec>> configs{std::nullopt};
-  for (const KernelSpec& s : testing::forced_specs(dtype))
-    if (testing::spec_runs_here(s)) configs.push_back(s);
+  const std::vector<std::optional<KernelSpec>> configs = testing::runnable_configs(dtype);
   std::vector<std::int64_t> first;
   for (const auto& spec : configs) {
     SCOPED_TRACE(config_name(spec));

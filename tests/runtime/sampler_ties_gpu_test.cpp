@@ -93,9 +93,7 @@ TEST(SamplerTiesGpu, CloseContestsAndTiesMatchTheFp32Contract) {
   }
   const DeviceMemory dw = to_device(w), dh = to_device(h), dt = to_device(tau), ds = to_device(seeds),
                      doff = to_device(offsets);
-  std::vector<std::optional<KernelSpec>> specs = {std::nullopt};
-  for (const KernelSpec& k : testing::forced_specs(dtype))
-    if (testing::spec_runs_here(k)) specs.push_back(k);
+  const std::vector<std::optional<KernelSpec>> specs = testing::runnable_configs(dtype);
   for (const auto& spec : specs) {
     const std::string what = spec ? spec->to_string() : std::string("default");
     SCOPED_TRACE(what);

@@ -165,6 +165,15 @@ inline bool spec_runs_here(const KernelSpec& spec) {
   return !devices.empty() && devices[0].cc_major == 9 && devices[0].cc_minor == 0;
 }
 
+// The default config (nullopt: the built-in choice) and every forced config
+// of `dtype` that device 0 can run: what the cross-config tests compare.
+inline std::vector<std::optional<KernelSpec>> runnable_configs(DType dtype) {
+  std::vector<std::optional<KernelSpec>> out{std::nullopt};
+  for (const KernelSpec& k : forced_specs(dtype))
+    if (spec_runs_here(k)) out.push_back(k);
+  return out;
+}
+
 // "tv64_tn8_td32_s3_w4x1" (a gtest-safe name of a spec's tiles).
 inline std::string tiles_name(const KernelSpec& s) {
   const std::string variant = is_wgmma(s.variant) ? std::string(to_string(s.variant)) + "_" : "";
