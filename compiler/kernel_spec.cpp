@@ -168,9 +168,10 @@ void KernelSpec::validate() const {
         if ((warps_m != 16 && warps_m != 20) || warps_n != 1)
           bad("wgmma_coop: warps must be w16x1 or w20x1 (producer, two consumer and one or two epilogue warpgroups)");
         if (tile_v != 128 && tile_v != 256) bad("wgmma_coop: tile_v (both consumers' rows) must be 128 or 256");
-        if (tile_n > 128) bad("wgmma_coop: tile_n must be at most 128 (the whole tile's logits are staged)");
-        // ptxas compiles the consumers within the launch bound's 128 (w16x1) or 96 (w20x1) registers.
-        if ((tile_v / 128) * tile_n / 2 > 64) bad("wgmma_coop: more than 64 accumulators per consumer thread");
+        const int accs = (tile_v / 128) * tile_n / 2;
+        if (accs > 128) bad("wgmma_coop: more than 128 accumulators per consumer thread");
+        if (accs > 64 && warps_m != 16)
+          bad("wgmma_coop: more than 64 accumulators per consumer thread need w16x1 (one epilogue warpgroup)");
       }
       break;
     }

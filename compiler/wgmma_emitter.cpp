@@ -33,4 +33,8 @@ std::string emit_wgmma_k16(DType dtype, int n) {
       fmt::arg("outs", outs), fmt::arg("da", regs), fmt::arg("db", regs + 1), fmt::arg("one", regs + 2));
 }
 
+int wgmma_instruction_n(const KernelSpec& spec) {
+  return spec.variant == Variant::wgmma_coop && spec.tile_n > 128 ? 128 : spec.tile_n;
+}
+
 }  // namespace fusedsample

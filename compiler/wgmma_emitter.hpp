@@ -14,4 +14,12 @@ namespace fusedsample {
 // is not a multiple of 8 in [8, 256] and Unsupported for fp32.
 std::string emit_wgmma_k16(DType dtype, int n);
 
+// The N of the one wgmma instruction shape a spec's kernel issues (FS_WGMMA_N):
+// T_N, except for wgmma_coop with T_N > 128, which issues T_N / 128 m64n128
+// instructions per k16 step. ptxas checks every instruction against the
+// kernel's launch-bound register budget (128 for w16x1), not against what
+// setmaxnreg grants the consumers: m64n256 needs 154 ("Insufficient registers
+// to compile instruction"), m64n128 fits.
+int wgmma_instruction_n(const KernelSpec& spec);
+
 }  // namespace fusedsample

@@ -25,8 +25,15 @@
 // w16x1, 96 for w20x1); the producer gives most of its share back
 // (setmaxnreg.dec 40) and the epilogue warpgroups take it (w16x1: epilogue
 // 216; w20x1: consumers 104, epilogue 112; four noise chains per lane either
-// way). ptxas still compiles each warpgroup within the launch bound (128 or
-// 96 registers): the split only moves the run-time allocation.
+// way). ptxas allocates each warpgroup's code within what its setmaxnreg
+// grants, but checks every single instruction against the launch bound:
+// m64n256 (128 accumulators in one instruction) needs 154 registers and
+// does not assemble under w16x1's 128, so 128 accumulators per consumer
+// (T_V x T_N = 128 x 256 or 256 x 128, w16x1 only: consumers 168, epilogue
+// 136) are issued as m64n128 instructions (FS_WGMMA_N, wgmma_ops.cuh).
+// Those tiles leave room for two stages only beside their 128 KiB of staged
+// logits, and measured 1.3-1.5 x slower than 128 x 128 with four (H100,
+// N = 256: the consumers wait on their stages); they are kept as spec options.
 //
 // Clusters (FS_CLUSTER = 2 or 4, spec token c2/c4): the blocks of a cluster
 // compute tiles that share W or H (cluster_tiles.cuh); rank 0's producer
@@ -62,19 +69,18 @@
 #define FS_L_SWZ true
 #define FS_EPI_WARPS (4 * FS_EPI_WG)
 #define FS_EPI_G_MAX 4                      // noise chains per epilogue lane
-#define FS_CONSUMER_REGS (FS_EPI_WG == 1 ? 128 : 104)
-#define FS_EPILOGUE_REGS (FS_EPI_WG == 1 ? 216 : 112)
+#define FS_CONSUMER_ACCS (FS_MI * FS_NACC)  // fp32 accumulators per consumer thread
+#define FS_CONSUMER_REGS (FS_CONSUMER_ACCS > 64 ? 168 : FS_EPI_WG == 1 ? 128 : 104)
+#define FS_EPILOGUE_REGS (FS_CONSUMER_ACCS > 64 ? 136 : FS_EPI_WG == 1 ? 216 : 112)
 static_assert(FS_TD == 64 || FS_TD == 128, "wgmma_coop: T_d is one or two 64-column (128-byte swizzled) boxes");
 static_assert(FS_STAGES >= 2, "wgmma_coop: at least two stages");
 static_assert((FS_WARPS_M == 16 || FS_WARPS_M == 20) && FS_WARPS_N == 1,
               "wgmma_coop: producer, two consumer and one or two epilogue warpgroups (w16x1 or w20x1)");
 static_assert(FS_TV == 128 || FS_TV == 256, "wgmma_coop: T_V is 128 or 256 (64 or 128 rows per consumer)");
 static_assert(FS_CLUSTER == 1 || FS_CLUSTER == 2 || FS_CLUSTER == 4, "wgmma_coop: clusters of 1, 2 or 4 blocks");
-static_assert(FS_TN % 8 == 0 && FS_TN <= 128, "wgmma_coop: T_N must be a multiple of 8 up to 128");
-// ptxas compiles every warpgroup's code within the launch bound's registers
-// (128 for w16x1, 96 for w20x1), whatever setmaxnreg grants at run time: 128
-// accumulators per consumer thread (tv128 tn256) cannot be assembled.
-static_assert(FS_MI * FS_NACC <= 64, "wgmma_coop: at most 64 accumulators per consumer thread");
+static_assert(FS_TN % 8 == 0 && FS_TN <= 256, "wgmma_coop: T_N must be a multiple of 8 up to 256");
+static_assert(FS_CONSUMER_ACCS <= 64 || (FS_CONSUMER_ACCS <= 128 && FS_EPI_WG == 1),
+              "wgmma_coop: at most 64 accumulators per consumer thread, or 128 with one epilogue warpgroup (w16x1)");
 // Every warpgroup's registers fit the block's (65536 / threads, a multiple of 8, each at launch).
 static_assert(128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_WG * FS_EPILOGUE_REGS <=
                   FS_THREADS * ((65536 / FS_THREADS) & ~7),

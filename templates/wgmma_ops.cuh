@@ -37,15 +37,24 @@ __device__ __forceinline__ void fs_fence_proxy_async() { asm volatile("fence.pro
 // One 64-deep stage of MMAs for a warpgroup: MI 64-row blocks of W (K-major
 // tile whose descriptor is dw, 128 bytes per row) against the T_N rows of H
 // (descriptor dh), accumulating into acc; committed as one group (not waited
-// for). Needs the generated fs_wgmma_k16 for this T_N.
+// for). Each k16 step issues NACC / (FS_WGMMA_N / 2) instructions of the
+// generated shape fs_wgmma_k16 (m64 n FS_WGMMA_N k16): instruction b takes H
+// rows [b FS_WGMMA_N, (b + 1) FS_WGMMA_N) (128 bytes each) and accumulators
+// [b FS_WGMMA_N / 2, ...), which is where one m64 n T_N instruction keeps them.
 template <int MI, int NACC>
 __device__ __forceinline__ void fs_wgmma_stage(float (&acc)[MI][NACC], fs_u64 dw, fs_u64 dh) {
+  constexpr int IACC = FS_WGMMA_N / 2;  // accumulators per instruction
+  static_assert(NACC % IACC == 0, "fs_wgmma_stage: T_N is whole instructions");
   fs_wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
-      fs_wgmma_k16(acc[mi], dw + FS_WGMMA_DESC_STEP(mi * 64 * 128 + kk * 32), dh + FS_WGMMA_DESC_STEP(kk * 32));
+#pragma unroll
+      for (int b = 0; b < NACC / IACC; ++b)
+        fs_wgmma_k16(*reinterpret_cast<float(*)[IACC]>(&acc[mi][b * IACC]),
+                     dw + FS_WGMMA_DESC_STEP(mi * 64 * 128 + kk * 32),
+                     dh + FS_WGMMA_DESC_STEP(b * FS_WGMMA_N * 128 + kk * 32));
   }
   fs_wgmma_commit();
 }

@@ -162,6 +162,8 @@ TEST(KernelSpec, ValidSpecsPass) {
       with_cluster(spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 5, 20, 1, Arch::sm_90a), 2),
       with_cluster(spec(DType::fp16, Variant::wgmma_coop, 256, 32, 64, 4, 16, 1, Arch::sm_90a), 4),
       spec(DType::bf16, Variant::wgmma_coop, 128, 64, 128, 4, 20, 1, Arch::sm_90a),  // two boxes per stage
+      spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 2, 16, 1, Arch::sm_90a),  // 128 accumulators: 2 x m64n128
+      spec(DType::fp16, Variant::wgmma_coop, 256, 128, 64, 2, 16, 1, Arch::sm_90a),  // 128 accumulators: 2 row blocks
   };
   for (const KernelSpec& s : ok) {
     EXPECT_NO_THROW(s.validate()) << s.to_string();
@@ -232,7 +234,9 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, Variant::wgmma_coop, 128, 64, 64, 4, 12, 1, Arch::sm_90a), false, {"w16x1 or w20x1"}},
       {spec(b, Variant::wgmma_coop, 128, 64, 64, 4, 24, 1, Arch::sm_90a), false, {"[1, 20]"}},
       {spec(b, Variant::wgmma_coop, 64, 64, 64, 4, 16, 1, Arch::sm_90a), false, {"128 or 256"}},
-      {spec(b, Variant::wgmma_coop, 128, 256, 64, 2, 16, 1, Arch::sm_90a), false, {"at most 128"}},
+      {spec(b, Variant::wgmma_coop, 128, 256, 64, 2, 20, 1, Arch::sm_90a), false, {"need w16x1"}},
+      {spec(b, Variant::wgmma_coop, 256, 256, 64, 2, 16, 1, Arch::sm_90a), false, {"128 accumulators"}},
+      {spec(b, Variant::wgmma_coop, 128, 256, 64, 3, 16, 1, Arch::sm_90a), false, {"shared memory"}},
       {spec(b, Variant::wgmma_coop, 256, 128, 64, 2, 20, 1, Arch::sm_90a), false, {"64 accumulators"}},
       {spec(b, Variant::wgmma_coop, 128, 128, 64, 6, 16, 1, Arch::sm_90a), false, {"shared memory"}},
       {spec(b, Variant::wgmma_coop, 256, 64, 64, 5, 16, 1, Arch::sm_90a), false, {"shared memory"}},

@@ -155,7 +155,9 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_coop_spec(dtype, 128, 128, 4, 20, 2), make_wgmma_coop_spec(dtype, 128, 64, 4, 16, 2),
           make_wgmma_coop_spec(dtype, 128, 32, 3, 20, 4),
           // two 64-column boxes per stage (T_d = 128), alone and in a cluster
-          make_wgmma_coop_spec(dtype, 128, 64, 4, 20, 1, 128), make_wgmma_coop_spec(dtype, 128, 32, 4, 16, 2, 128)};
+          make_wgmma_coop_spec(dtype, 128, 64, 4, 20, 1, 128), make_wgmma_coop_spec(dtype, 128, 32, 4, 16, 2, 128),
+          // 128 accumulators per consumer: two m64n128 instructions per k-step, or two 64-row blocks
+          make_wgmma_coop_spec(dtype, 128, 256, 2, 16), make_wgmma_coop_spec(dtype, 256, 128, 2, 16)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
