@@ -132,7 +132,10 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
 #if FS_CONSUMER_REGS != 128
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(FS_CONSUMER_REGS));
 #endif
-    const int c = wg - 1, wq = tid >> 5, lane = tid & 31;
+    // c from lane 0: the compiler then knows it is warp-uniform and keeps the
+    // descriptor arithmetic of the k-loop in uniform registers (no R2UR
+    // moves competing with the epilogue warps for the issue slots).
+    const int c = __shfl_sync(0xffffffffu, wg - 1, 0), wq = tid >> 5, lane = tid & 31;
     float acc[FS_MI][FS_NACC];
 #pragma unroll
     for (int i = 0; i < FS_MI; ++i)
