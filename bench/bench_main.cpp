@@ -3,14 +3,20 @@
 //   fused    - fusedsample's fused matmul + Gumbel-max sampler
 //   cublas   - cuBLASLt GEMM alone (best of its heuristic's algorithms, bf16 out)
 //   unfused  - cuBLASLt GEMM to fp32 logits + our sampler over those logits
-// Each number is the median of --fs_reps event-timed repetitions after a
-// warm-up. A markdown summary table is printed at the end (and written to
+// By default (--fs_order=interleaved) the four are timed together per (shape,
+// N) by `compare/...`: --fs_reps rounds, each calling every pipeline once in a
+// rotating order (event_timer.hpp: under the GPU's power limit the clock
+// depends on the preceding work, so each line should see the same mix of
+// it). --fs_order=sequential times each line on its own, one after the
+// other, as before. Each number is the median over its repetitions. A
+// markdown summary table is printed at the end (and written to
 // --fs_table=FILE) for BENCHMARKS.md.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -38,6 +44,7 @@ struct Options {
   float logit_std = 1.0f;    // --fs_logit_std: the logits' standard deviation (spread decides the exact skip)
   std::string table_path;
   std::vector<std::string> sweep_specs;  // --fs_specs: extra forced configs to time
+  bool interleaved = true;               // --fs_order=interleaved|sequential
 };
 Options g_opt;
 
@@ -50,6 +57,7 @@ struct ShapeState {
   std::unique_ptr<fb::ShapeData> data;
   std::unique_ptr<fs::Sampler> sampler;
   double floor_us = 0;
+  unsigned floor_blocks = 0;  // the floor kernel's fastest grid
 };
 
 // (V, d, N) -> spec -> µs, for --fs_specs sweeps.
@@ -88,18 +96,25 @@ void report(benchmark::State& state, double us, double bytes, double floor_us) {
   if (floor_us > 0) state.counters["x_floor"] = us / floor_us;
 }
 
+// One launch of the floor kernel (stream W once) on `blocks` blocks.
+void launch_floor(ShapeState& st, unsigned blocks) {
+  static fs::runtime::DeviceMemory sink(std::size_t(g_ctx->multiprocessors()) * 16 * 4);
+  std::int64_t n16 = std::int64_t(st.data->weight_bytes() / 16);
+  CUdeviceptr w = st.data->weights.get(), out = sink.get();
+  void* params[] = {&w, &n16, &out};
+  FS_CU(cuLaunchKernel(g_stream_module->stream(), blocks, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr));
+}
+
 void BM_Floor(benchmark::State& state, fb::Shape s) {
   auto& st = shape_state(s);
-  const std::int64_t n16 = std::int64_t(st.data->weight_bytes() / 16);
-  fs::runtime::DeviceMemory sink(std::size_t(g_ctx->multiprocessors()) * 16 * 4);
   double best = 1e30;
   for (int per_sm : {2, 4, 8, 16}) {
-    unsigned blocks = unsigned(g_ctx->multiprocessors() * per_sm);
-    const CUdeviceptr w = st.data->weights.get();
-    const CUdeviceptr out = sink.get();
-    void* params[] = {const_cast<CUdeviceptr*>(&w), const_cast<std::int64_t*>(&n16), const_cast<CUdeviceptr*>(&out)};
-    auto launch = [&] { FS_CU(cuLaunchKernel(g_stream_module->stream(), blocks, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr)); };
-    best = std::min(best, fb::median(fb::time_us(launch, nullptr, 5, g_opt.reps)));
+    const unsigned blocks = unsigned(g_ctx->multiprocessors() * per_sm);
+    const double us = fb::median(fb::time_us([&] { launch_floor(st, blocks); }, nullptr, 5, g_opt.reps));
+    if (us < best) {
+      best = us;
+      st.floor_blocks = blocks;
+    }
   }
   st.floor_us = best;
   for (auto _ : state) report(state, best, double(st.data->weight_bytes()), best);
@@ -166,6 +181,44 @@ void BM_Unfused(benchmark::State& state, fb::Shape s, std::int64_t n) {
   g_results[{s.vocab, s.hidden}][n].unfused = us;
 }
 
+// The four lines of one (shape, N), interleaved (Options::interleaved): the
+// floor on its fastest grid (BM_Floor ran first), cuBLAS GEMM, the unfused
+// pipeline and the fused sampler, --fs_reps rounds.
+void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
+  auto& st = shape_state(s);
+  if (st.floor_blocks == 0) {
+    state.SkipWithError("compare needs floor/ to run first (keep it in --benchmark_filter)");
+    return;
+  }
+  void* w = st.data->weights.as<void>();
+  void* h = st.data->hidden.as<void>();
+  fb::CublasGemm gemm(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/false, nullptr);
+  fb::CublasGemm gemm32(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/true, nullptr);
+  gemm.autotune(w, h, st.data->logits.as<void>());
+  gemm32.autotune(w, h, st.data->logits.as<void>());
+  const fs::SampleArgs a = args_for(st, n);
+  float* l = st.data->logits.as<float>();
+  const std::vector<std::function<void()>> calls = {
+      [&] { launch_floor(st, st.floor_blocks); },
+      [&] { gemm.run(w, h, l); },
+      [&] {
+        gemm32.run(w, h, l);
+        st.sampler->sample_logits(l, a, nullptr);
+      },
+      [&] { st.sampler->sample(a, nullptr); },
+  };
+  const auto t = fb::time_interleaved_us(calls, nullptr, 3, g_opt.reps);
+  Row& r = g_results[{s.vocab, s.hidden}][n];
+  r.floor = fb::median(t[0]);
+  r.cublas = fb::median(t[1]);
+  r.unfused = fb::median(t[2]);
+  r.fused = fb::median(t[3]);
+  for (auto _ : state) report(state, r.fused, double(st.data->weight_bytes()), r.floor);
+  state.counters["cublas_us"] = r.cublas;
+  state.counters["unfused_us"] = r.unfused;
+  state.SetLabel(st.sampler->spec_for(n).to_string());
+}
+
 std::string summary_table() {
   std::ostringstream o;
   for (const auto& [shape, rows] : g_results) {
@@ -212,6 +265,8 @@ void parse_own_flags(int& argc, char** argv) {
     else if (a.rfind("--fs_table=", 0) == 0) g_opt.table_path = a.substr(11);
     else if (a.rfind("--fs_temperature=", 0) == 0) g_opt.temperature = std::stof(a.substr(17));
     else if (a.rfind("--fs_logit_std=", 0) == 0) g_opt.logit_std = std::stof(a.substr(15));
+    else if (a == "--fs_order=interleaved") g_opt.interleaved = true;
+    else if (a == "--fs_order=sequential") g_opt.interleaved = false;
     else if (a.rfind("--fs_specs=", 0) == 0) {
       std::stringstream in(a.substr(11));
       std::string spec;
@@ -245,9 +300,13 @@ int main(int argc, char** argv) {
       const std::string tag = fmt::format("V{}_d{}", s.vocab, s.hidden);
       benchmark::RegisterBenchmark(("floor/" + tag).c_str(), BM_Floor, s)->Iterations(1)->UseManualTime();
       for (auto n : g_opt.rows) {
-        benchmark::RegisterBenchmark(fmt::format("cublas/{}/N{}", tag, n).c_str(), BM_Cublas, s, n)->Iterations(1)->UseManualTime();
-        benchmark::RegisterBenchmark(fmt::format("unfused/{}/N{}", tag, n).c_str(), BM_Unfused, s, n)->Iterations(1)->UseManualTime();
-        benchmark::RegisterBenchmark(fmt::format("fused/{}/N{}", tag, n).c_str(), BM_Fused, s, n)->Iterations(1)->UseManualTime();
+        if (g_opt.interleaved) {
+          benchmark::RegisterBenchmark(fmt::format("compare/{}/N{}", tag, n).c_str(), BM_Compare, s, n)->Iterations(1)->UseManualTime();
+        } else {
+          benchmark::RegisterBenchmark(fmt::format("cublas/{}/N{}", tag, n).c_str(), BM_Cublas, s, n)->Iterations(1)->UseManualTime();
+          benchmark::RegisterBenchmark(fmt::format("unfused/{}/N{}", tag, n).c_str(), BM_Unfused, s, n)->Iterations(1)->UseManualTime();
+          benchmark::RegisterBenchmark(fmt::format("fused/{}/N{}", tag, n).c_str(), BM_Fused, s, n)->Iterations(1)->UseManualTime();
+        }
         for (const auto& spec : g_opt.sweep_specs)
           benchmark::RegisterBenchmark(fmt::format("sweep/{}/N{}/{}", tag, n, spec).c_str(), BM_FusedSpec, s, n, spec)
               ->Iterations(1)
@@ -258,8 +317,10 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     const auto dev = fs::list_devices().at(0);
     const std::string table = fmt::format(
-        "GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number; logits ~ N(0, {}^2), temperature {}\n{}", dev.name,
-        dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps, g_opt.logit_std, g_opt.temperature,
+        "GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number ({}); logits ~ N(0, {}^2), temperature {}\n{}",
+        dev.name, dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps,
+        g_opt.interleaved ? "floor, cuBLAS, unfused and fused interleaved per N" : "each line timed on its own",
+        g_opt.logit_std, g_opt.temperature,
         summary_table() + sweep_table());
     std::printf("%s\n", table.c_str());
     if (!g_opt.table_path.empty()) std::ofstream(g_opt.table_path) << table;
