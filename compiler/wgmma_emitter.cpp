@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "fusedsample/errors.hpp"
 
 namespace fusedsample {
@@ -33,8 +35,19 @@ std::string emit_wgmma_k16(DType dtype, int n) {
       fmt::arg("outs", outs), fmt::arg("da", regs), fmt::arg("db", regs + 1), fmt::arg("one", regs + 2));
 }
 
+namespace {
+// Registers one wgmma needs besides its accumulators (descriptors, predicate,
+// addresses): m64n256 (128 accumulators) needs 154 by ptxas's own count.
+constexpr int kRegistersBesideAccumulators = 32;
+}  // namespace
+
 int wgmma_instruction_n(const KernelSpec& spec) {
-  return spec.variant == Variant::wgmma_coop && spec.tile_n > 128 ? 128 : spec.tile_n;
+  const int regs = std::min(255, (65536 / spec.threads()) & ~7);  // per thread under the launch bound
+  for (int parts = 1; parts <= spec.tile_n / 8; ++parts) {
+    const int n = spec.tile_n / parts;
+    if (spec.tile_n % parts == 0 && n % 8 == 0 && n / 2 + kRegistersBesideAccumulators <= regs) return n;
+  }
+  return 8;
 }
 
 }  // namespace fusedsample

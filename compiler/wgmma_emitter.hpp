@@ -15,11 +15,12 @@ namespace fusedsample {
 std::string emit_wgmma_k16(DType dtype, int n);
 
 // The N of the one wgmma instruction shape a spec's kernel issues (FS_WGMMA_N):
-// T_N, except for wgmma_coop with T_N > 128, which issues T_N / 128 m64n128
-// instructions per k16 step. ptxas checks every instruction against the
-// kernel's launch-bound register budget (128 for w16x1), not against what
-// setmaxnreg grants the consumers: m64n256 needs 154 ("Insufficient registers
-// to compile instruction"), m64n128 fits.
+// the largest T_N / k (a multiple of 8) whose accumulators plus 32 registers
+// fit the launch bound's registers per thread (65536 / threads). ptxas checks
+// every instruction against that bound, not against what setmaxnreg grants a
+// warpgroup: under w16x1's 128, m64n256 (154 registers) does not assemble
+// ("Insufficient registers to compile instruction"), so wgmma_coop tv128
+// tn256 issues two m64n128 per k16 step; every other shipped shape is T_N.
 int wgmma_instruction_n(const KernelSpec& spec);
 
 }  // namespace fusedsample

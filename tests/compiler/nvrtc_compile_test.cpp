@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/support/spec_builder.hpp"
+#include "compiler/wgmma_emitter.hpp"
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/kernel_spec.hpp"
@@ -110,10 +111,16 @@ void check_compiled(const KernelSpec& spec) {
   EXPECT_TRUE(has_entry(k.ptx, "fs_stream_kernel")) << "no .entry fs_stream_kernel";
   EXPECT_FALSE(has_entry(k.ptx, "fs_reduce_kernel")) << "a separate reduction kernel is back";
   if (fs::is_wgmma(spec.variant)) {
-    // One warpgroup MMA of N = T_N per 64 vocabulary rows and k16 step.
-    const std::string op = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}", spec.tile_n,
-                                       spec.dtype == DType::bf16 ? "bf16.bf16" : "f16.f16");
+    // Warpgroup MMAs of N = wgmma_instruction_n (T_N unless its accumulators
+    // do not fit the launch bound) per 64 vocabulary rows and k16 step, and
+    // no other shape.
+    const int n = fs::wgmma_instruction_n(spec);
+    const std::string ab = spec.dtype == DType::bf16 ? "bf16.bf16" : "f16.f16";
+    const std::string op = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}", n, ab);
     EXPECT_NE(k.ptx.find(op), std::string::npos) << "no " << op;
+    const std::regex shape(R"(\.m64n(\d+)k16)");
+    for (std::sregex_iterator it(k.ptx.begin(), k.ptx.end(), shape), end; it != end; ++it)
+      EXPECT_EQ(std::stoi((*it)[1]), n) << "a second wgmma shape";
     EXPECT_EQ(k.ptx.find("mma.sync"), std::string::npos);
     // A cluster spec requires its cluster shape and multicasts; others neither.
     const bool multicast = k.ptx.find(".multicast::cluster") != std::string::npos;
@@ -175,6 +182,9 @@ std::vector<CompileCase> all_cases() {
     out.push_back({c4});
     // Two 64-column boxes per stage.
     out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 64, 128, 4, 20, 1)});
+    // 128 accumulators per consumer: T_N = 256 as two m64n128, two 64-row blocks.
+    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 256, 64, 2, 16, 1)});
+    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 128, 64, 2, 16, 1)});
   }
   return out;
 }
@@ -190,6 +200,10 @@ std::vector<CompileCase> edge_cases() {
       make_spec(DType::bf16, Variant::mma_sync, Arch::sm_90, 64, 8, 128, 2, 4, 1),
       make_spec(DType::fp32, Variant::simt, Arch::sm_90, 32, 8, 128, 2, 1, 1),
       make_spec(DType::fp16, Variant::mma_sync, Arch::sm_90, 256, 16, 16, 2, 16, 1),
+      // T_N that no power of two divides: one m64n192 fits w16x1's registers,
+      // 200 is split into five m64n40.
+      make_spec(DType::bf16, Variant::wgmma_coop, Arch::sm_90a, 128, 192, 64, 2, 16, 1),
+      make_spec(DType::bf16, Variant::wgmma_coop, Arch::sm_90a, 128, 200, 64, 2, 16, 1),
   };
   std::vector<CompileCase> out;
   for (const KernelSpec& s : candidates) {
@@ -315,6 +329,20 @@ TEST(NvrtcSource, RenderRejectsInvalidSpecs) {
   s = fs::default_spec(DType::fp32, Arch::sm_90, 1);
   s.variant = Variant::mma_sync;
   EXPECT_THROW(fs::render_kernel(s), fs::Unsupported);
+}
+
+// The instruction shape follows the launch bound's registers: whole T_N
+// where its accumulators fit (ws at 168, wgmma at 255, coop w20x1 at 96),
+// the largest part of T_N that fits where not (coop w16x1 at 128).
+TEST(WgmmaInstruction, LargestPartOfTnThatFitsTheLaunchBound) {
+  const auto b = DType::bf16;
+  EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma_ws, Arch::sm_90a, 64, 256, 64, 4, 12, 1)), 256);
+  EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma, Arch::sm_90a, 128, 256, 64, 3, 8, 1)), 256);
+  EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 64, 4, 20, 1)), 128);
+  EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma_coop, Arch::sm_90a, 128, 256, 64, 2, 16, 1)), 128);
+  EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma_coop, Arch::sm_90a, 128, 192, 64, 2, 16, 1)), 192);
+  EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma_coop, Arch::sm_90a, 128, 200, 64, 2, 16, 1)), 40);
+  EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma_coop, Arch::sm_90a, 128, 8, 64, 2, 16, 1)), 8);
 }
 
 TEST(NvrtcSource, RenderedSourceFixesTheSpec) {
