@@ -121,15 +121,6 @@ void BM_Floor(benchmark::State& state, fb::Shape s) {
   for (auto n : g_opt.rows) g_results[{s.vocab, s.hidden}][n].floor = best;
 }
 
-void BM_Fused(benchmark::State& state, fb::Shape s, std::int64_t n) {
-  auto& st = shape_state(s);
-  const fs::SampleArgs a = args_for(st, n);
-  const double us = fb::median(fb::time_us([&] { st.sampler->sample(a, nullptr); }, nullptr, 5, g_opt.reps));
-  for (auto _ : state) report(state, us, double(st.data->weight_bytes()), st.floor_us);
-  state.SetLabel(st.sampler->spec_for(n).to_string());
-  g_results[{s.vocab, s.hidden}][n].fused = us;
-}
-
 void BM_FusedSpec(benchmark::State& state, fb::Shape s, std::int64_t n, std::string spec_text) {
   auto& st = shape_state(s);
   static std::map<std::string, std::unique_ptr<fs::Sampler>> samplers;
@@ -152,71 +143,67 @@ void BM_FusedSpec(benchmark::State& state, fb::Shape s, std::int64_t n, std::str
   g_sweep[{s.vocab, s.hidden, n}][spec_text] = us;
 }
 
-void BM_Cublas(benchmark::State& state, fb::Shape s, std::int64_t n) {
-  auto& st = shape_state(s);
-  fb::CublasGemm gemm(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/false, nullptr);
-  void* w = st.data->weights.as<void>();
-  void* h = st.data->hidden.as<void>();
-  void* l = st.data->logits.as<void>();
-  gemm.autotune(w, h, l);
-  const double us = fb::median(fb::time_us([&] { gemm.run(w, h, l); }, nullptr, 5, g_opt.reps));
-  for (auto _ : state) report(state, us, double(st.data->weight_bytes()), st.floor_us);
-  g_results[{s.vocab, s.hidden}][n].cublas = us;
-}
+// The timed pipelines of one (shape, N): the floor on its fastest grid
+// (BM_Floor runs first), cuBLAS GEMM to bf16 logits, the unfused pipeline
+// (cuBLAS GEMM to fp32 logits, then our sampler over them) and the fused
+// sampler. Each cuBLAS plan picks its fastest algorithm when built.
+struct Lines {
+  ShapeState& st;
+  fs::SampleArgs a;
+  void* w;
+  void* h;
+  float* l;
+  fb::CublasGemm gemm, gemm32;
 
-void BM_Unfused(benchmark::State& state, fb::Shape s, std::int64_t n) {
-  auto& st = shape_state(s);
-  fb::CublasGemm gemm(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/true, nullptr);
-  void* w = st.data->weights.as<void>();
-  void* h = st.data->hidden.as<void>();
-  float* l = st.data->logits.as<float>();
-  gemm.autotune(w, h, l);
-  const fs::SampleArgs a = args_for(st, n);
-  auto pipeline = [&] {
-    gemm.run(w, h, l);
+  Lines(fb::Shape s, std::int64_t n)
+      : st(shape_state(s)),
+        a(args_for(st, n)),
+        w(st.data->weights.as<void>()),
+        h(st.data->hidden.as<void>()),
+        l(st.data->logits.as<float>()),
+        gemm(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/false, nullptr),
+        gemm32(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/true, nullptr) {
+    gemm.autotune(w, h, l);
+    gemm32.autotune(w, h, l);
+  }
+  void floor() { launch_floor(st, st.floor_blocks); }
+  void cublas() { gemm.run(w, h, l); }
+  void unfused() {
+    gemm32.run(w, h, l);
     st.sampler->sample_logits(l, a, nullptr);
-  };
-  const double us = fb::median(fb::time_us(pipeline, nullptr, 5, g_opt.reps));
-  for (auto _ : state) report(state, us, double(st.data->weight_bytes()), st.floor_us);
-  g_results[{s.vocab, s.hidden}][n].unfused = us;
+  }
+  void fused() { st.sampler->sample(a, nullptr); }
+};
+
+// --fs_order=sequential: one line of one (shape, N) timed on its own.
+void BM_Line(benchmark::State& state, fb::Shape s, std::int64_t n, void (Lines::*line)(), double Row::*slot) {
+  Lines lines(s, n);
+  const double us = fb::median(fb::time_us([&] { (lines.*line)(); }, nullptr, 5, g_opt.reps));
+  for (auto _ : state) report(state, us, double(lines.st.data->weight_bytes()), lines.st.floor_us);
+  if (line == &Lines::fused) state.SetLabel(lines.st.sampler->spec_for(n).to_string());
+  g_results[{s.vocab, s.hidden}][n].*slot = us;
 }
 
-// The four lines of one (shape, N), interleaved (Options::interleaved): the
-// floor on its fastest grid (BM_Floor ran first), cuBLAS GEMM, the unfused
-// pipeline and the fused sampler, --fs_reps rounds.
+// --fs_order=interleaved (default): the four lines of one (shape, N) timed
+// together, --fs_reps rounds in a rotating order.
 void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
-  auto& st = shape_state(s);
-  if (st.floor_blocks == 0) {
+  if (shape_state(s).floor_blocks == 0) {
     state.SkipWithError("compare needs floor/ to run first (keep it in --benchmark_filter)");
     return;
   }
-  void* w = st.data->weights.as<void>();
-  void* h = st.data->hidden.as<void>();
-  fb::CublasGemm gemm(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/false, nullptr);
-  fb::CublasGemm gemm32(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/true, nullptr);
-  gemm.autotune(w, h, st.data->logits.as<void>());
-  gemm32.autotune(w, h, st.data->logits.as<void>());
-  const fs::SampleArgs a = args_for(st, n);
-  float* l = st.data->logits.as<float>();
-  const std::vector<std::function<void()>> calls = {
-      [&] { launch_floor(st, st.floor_blocks); },
-      [&] { gemm.run(w, h, l); },
-      [&] {
-        gemm32.run(w, h, l);
-        st.sampler->sample_logits(l, a, nullptr);
-      },
-      [&] { st.sampler->sample(a, nullptr); },
-  };
-  const auto t = fb::time_interleaved_us(calls, nullptr, 3, g_opt.reps);
+  Lines lines(s, n);
+  const auto t = fb::time_interleaved_us(
+      {[&] { lines.floor(); }, [&] { lines.cublas(); }, [&] { lines.unfused(); }, [&] { lines.fused(); }}, nullptr, 3,
+      g_opt.reps);
   Row& r = g_results[{s.vocab, s.hidden}][n];
   r.floor = fb::median(t[0]);
   r.cublas = fb::median(t[1]);
   r.unfused = fb::median(t[2]);
   r.fused = fb::median(t[3]);
-  for (auto _ : state) report(state, r.fused, double(st.data->weight_bytes()), r.floor);
+  for (auto _ : state) report(state, r.fused, double(lines.st.data->weight_bytes()), r.floor);
   state.counters["cublas_us"] = r.cublas;
   state.counters["unfused_us"] = r.unfused;
-  state.SetLabel(st.sampler->spec_for(n).to_string());
+  state.SetLabel(lines.st.sampler->spec_for(n).to_string());
 }
 
 std::string summary_table() {
@@ -303,9 +290,13 @@ int main(int argc, char** argv) {
         if (g_opt.interleaved) {
           benchmark::RegisterBenchmark(fmt::format("compare/{}/N{}", tag, n).c_str(), BM_Compare, s, n)->Iterations(1)->UseManualTime();
         } else {
-          benchmark::RegisterBenchmark(fmt::format("cublas/{}/N{}", tag, n).c_str(), BM_Cublas, s, n)->Iterations(1)->UseManualTime();
-          benchmark::RegisterBenchmark(fmt::format("unfused/{}/N{}", tag, n).c_str(), BM_Unfused, s, n)->Iterations(1)->UseManualTime();
-          benchmark::RegisterBenchmark(fmt::format("fused/{}/N{}", tag, n).c_str(), BM_Fused, s, n)->Iterations(1)->UseManualTime();
+          const std::tuple<const char*, void (Lines::*)(), double Row::*> lines[] = {
+              {"cublas", &Lines::cublas, &Row::cublas}, {"unfused", &Lines::unfused, &Row::unfused},
+              {"fused", &Lines::fused, &Row::fused}};
+          for (const auto& [name, line, slot] : lines)
+            benchmark::RegisterBenchmark(fmt::format("{}/{}/N{}", name, tag, n).c_str(), BM_Line, s, n, line, slot)
+                ->Iterations(1)
+                ->UseManualTime();
         }
         for (const auto& spec : g_opt.sweep_specs)
           benchmark::RegisterBenchmark(fmt::format("sweep/{}/N{}/{}", tag, n, spec).c_str(), BM_FusedSpec, s, n, spec)
