@@ -97,9 +97,9 @@ std::size_t KernelSpec::shared_bytes() const {
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + 2 * std::size_t(fs_ws_epilogue_rows(tile_n, tile_v)) * ldl * 4 +
              std::size_t(stages) * 16 + 16 + 1024;
     case Variant::wgmma_coop:  // stages, the whole tile's staged logits (unpadded, swizzled), barriers (full/empty
-                               // per stage, lfull, lfree; clusters: cempty per stage), 1 KiB slack
+                               // per stage, lfull, lfree), 1 KiB slack
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(tile_n) * tile_v * 4 +
-             std::size_t(stages) * (cluster > 1 ? 24 : 16) + 16 + 1024;
+             std::size_t(stages) * 16 + 16 + 1024;
   }
   return epilogue;
 }
@@ -144,9 +144,9 @@ void KernelSpec::validate() const {
       if (arch != Arch::sm_90a)
         throw Unsupported(fmt::format("variant {} needs arch sm_90a (Hopper's arch-specific target), not {}", name,
                                       fusedsample::to_string(arch)));
-      if (tile_d != 64 && !(variant == Variant::wgmma_coop && tile_d == 128))
+      if (tile_d != 64 && !(variant == Variant::wgmma_coop && (tile_d == 128 || tile_d == 32)))
         bad(fmt::format("{}: tile_d must be 64 (one 128-byte swizzled row per stage){}", name,
-                        variant == Variant::wgmma_coop ? " or 128 (two of them)" : ""));
+                        variant == Variant::wgmma_coop ? ", 128 (two of them) or 32 (64-byte swizzled rows)" : ""));
       if (variant == Variant::wgmma) {
         if (warps_n != 1 || warps_m % 4 != 0)
           bad("wgmma: warps must be whole warpgroups along the vocabulary (w4x1, w8x1, ...)");
@@ -165,13 +165,14 @@ void KernelSpec::validate() const {
         if ((tile_v / 64) * tile_n / 2 > 128) bad("wgmma_ws: more than 128 accumulators per thread");
         if (stages < 3) bad("wgmma_ws: stages must be >= 3");
       } else {
-        if ((warps_m != 16 && warps_m != 20) || warps_n != 1)
-          bad("wgmma_coop: warps must be w16x1 or w20x1 (producer, two consumer and one or two epilogue warpgroups)");
+        if ((warps_m != 12 && warps_m != 16 && warps_m != 20) || warps_n != 1)
+          bad("wgmma_coop: warps must be w12x1 (producer warp and three epilogue warps), w16x1 or w20x1 (producer, "
+              "two consumer and one or two epilogue warpgroups)");
         if (tile_v != 128 && tile_v != 256) bad("wgmma_coop: tile_v (both consumers' rows) must be 128 or 256");
         const int accs = (tile_v / 128) * tile_n / 2;
         if (accs > 128) bad("wgmma_coop: more than 128 accumulators per consumer thread");
-        if (accs > 64 && warps_m != 16)
-          bad("wgmma_coop: more than 64 accumulators per consumer thread need w16x1 (one epilogue warpgroup)");
+        if (accs > 64 && warps_m == 20)
+          bad("wgmma_coop: more than 64 accumulators per consumer thread need w16x1 or w12x1");
       }
       break;
     }

@@ -11,7 +11,7 @@
 
 namespace fusedsample {
 
-const char* generator_version() { return "fusedsample-gen-9"; }
+const char* generator_version() { return "fusedsample-gen-10"; }
 
 namespace {
 

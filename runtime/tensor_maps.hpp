@@ -1,7 +1,8 @@
 // tensor_maps.hpp: the tensor maps (CUtensorMap) through which the TMA-fed
-// kernels (wgmma_ws) copy their operand tiles: a row-major [rows, d] bf16/fp16
-// operand, boxes of 64 columns (128 bytes, the swizzle span) by `box_rows`
-// rows, 128-byte swizzle, zeros outside the tensor.
+// kernels (wgmma_ws, wgmma_coop) copy their operand tiles: a row-major
+// [rows, d] bf16/fp16 operand, boxes of `box_cols` columns by `box_rows` rows
+// with the swizzle of their row bytes (64 columns: 128-byte swizzle; 32
+// columns: 64-byte swizzle, wgmma_coop with T_d = 32), zeros outside the tensor.
 #pragma once
 #include <cuda.h>
 
@@ -14,7 +15,7 @@ namespace fusedsample::runtime {
 // Throws InvalidArgument for shapes the copy engine cannot address and
 // CudaError (with the call and the shape) if the driver refuses the map.
 CUtensorMap operand_tensor_map(const void* base, DType dtype, std::int64_t rows, std::int64_t hidden, int box_rows,
-                               const char* name);
+                               int box_cols, const char* name);
 
 // The last map of one operand, re-encoded only when its base, rows or box
 // change (the weights of a Sampler, and usually its hidden-state buffer, stay
@@ -23,13 +24,13 @@ CUtensorMap operand_tensor_map(const void* base, DType dtype, std::int64_t rows,
 class OperandMapCache {
  public:
   const CUtensorMap& get(const void* base, DType dtype, std::int64_t rows, std::int64_t hidden, int box_rows,
-                         const char* name);
+                         int box_cols, const char* name);
 
  private:
   const void* base_ = nullptr;
   DType dtype_ = DType::bf16;
   std::int64_t rows_ = 0, hidden_ = 0;
-  int box_rows_ = 0;
+  int box_rows_ = 0, box_cols_ = 0;
   CUtensorMap map_{};
 };
 

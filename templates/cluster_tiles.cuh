@@ -11,6 +11,13 @@
 // A group is a cluster's unit of work; groups are dealt out over clusters
 // (group = cluster, += clusters) as tiles are over blocks when C = 1, where
 // a group is a tile and the mapping is the plain tile = vtile * n_tiles + ntile.
+// The shared operand's box is multicast in slices (CUTLASS's scheme): rank r
+// of the cluster copies rows [r R / S, (r + 1) R / S) of it (R rows, S
+// slices) into every block, so the copies of a stage start from every block's
+// producer at once; a slice is whole 8-row swizzle atoms (1024 bytes), and a
+// box that does not split so (T_N = 8 shared by two blocks) is copied whole by
+// rank 0 (S = 1). The launch encodes the shared operand's tensor map with
+// R / S box rows (fs_cluster_box_rows).
 // One definition for the kernel and for the launch (runtime/sampler.cpp).
 #pragma once
 #include "fs_types.cuh"
@@ -22,6 +29,15 @@ FS_HD fs_i64 fs_cluster_groups(fs_i64 num_vtiles, fs_i64 n_tiles, int cluster) {
   if (cluster <= 1) return num_vtiles * n_tiles;
   if (fs_cluster_shares_w(n_tiles, cluster)) return num_vtiles * (n_tiles / cluster);
   return (num_vtiles + cluster - 1) / cluster * n_tiles;
+}
+
+// Slices of a shared box of `rows` rows.
+FS_HD int fs_cluster_slices(int rows, int cluster) { return cluster > 1 && rows % (8 * cluster) == 0 ? cluster : 1; }
+
+// Box rows of the tensor map of an operand with `rows` rows per tile:
+// a slice if the cluster shares it, else the whole tile.
+FS_HD int fs_cluster_box_rows(int rows, bool shared, int cluster) {
+  return shared ? rows / fs_cluster_slices(rows, cluster) : rows;
 }
 
 struct fs_tile_ref {

@@ -1,18 +1,19 @@
 // fused_wgmma_coop.cuh: the cooperative warp-specialized wgmma kernel (sm_90a,
-// bf16/fp16) with a dedicated epilogue. Four or five warpgroups per block:
-//   producer    (warpgroup 0; one thread works) streams (T_V x 64) W and
-//               (T_N x 64) H stages with the tensor memory accelerator
+// bf16/fp16) with a dedicated epilogue. Three, four or five warpgroups per block:
+//   producer    (warpgroup 0, or its first warp with w12x1; one thread works)
+//               streams (T_V x T_d) W and (T_N x T_d) H stages with the tensor memory accelerator
 //               (tma_producer.cuh) into a ring of FS_STAGES stages;
 //   consumers   (warpgroups 1, 2) share every tile and every stage: consumer
 //               c multiplies vocabulary rows [c T_V/2, (c+1) T_V/2) of the
 //               tile by the stage's whole H slice (m64nT_Nk16, one or two
-//               64-row blocks each). A stage is freed (`empty`, 256
-//               arrivals) once both consumers' MMAs on it are done. At the
+//               64-row blocks each). A stage is freed (`empty`: every
+//               consumer thread arrives, or in a cluster every consumer warp
+//               of every block) once both consumers' MMAs on it are done. At the
 //               end of a tile they write its fp32 logits to shared memory
 //               (L, T_N x T_V unpadded and swizzled, once the epilogue has
 //               freed it: `lfree`),
 //               announce them (`lfull`) and start the next tile's MMAs;
-//   epilogue    (warpgroups 3 and, with w20x1, 4) run the Gumbel epilogue of
+//   epilogue    (warpgroups 3 and, with w20x1, 4; w12x1: warps 1-3) run the Gumbel epilogue of
 //               the staged tile (epilogue_owner.cuh: each thread owns fixed
 //               rows and keeps its winner across tiles) while the consumers'
 //               MMAs of the next tile run, then free L.
@@ -36,18 +37,28 @@
 // N = 256: the consumers wait on their stages); they are kept as spec options.
 //
 // Clusters (FS_CLUSTER = 2 or 4, spec token c2/c4): the blocks of a cluster
-// compute tiles that share W or H (cluster_tiles.cuh); rank 0's producer
-// multicasts the shared operand into every block, so L2 serves it once per
-// cluster instead of once per block (tma_producer.cuh). Everything else runs
+// compute tiles that share W or H (cluster_tiles.cuh); each block's producer
+// multicasts its slice of the shared operand into every block, so L2 serves
+// it once per cluster instead of once per block, and every block's `empty`
+// counts the consumer warps of the whole cluster (tma_producer.cuh). Everything else runs
 // per block as above; a block whose tile is empty (past the vocabulary) still
 // multiplies its zeros and skips the epilogue, to keep the cluster in step.
 //
 // T_d = 128 stages hold two 64-column boxes per operand, copied back to back:
 // each row of W then arrives in 256-byte pieces, which DRAM serves better than
-// 128-byte ones (the bandwidth-bound batches).
+// 128-byte ones (the bandwidth-bound batches). T_d = 32 stages hold one
+// 32-column box with 64-byte swizzled rows: half the stage bytes, so
+// tv128 tn256 w12x1 fits four stages beside its 128 KiB of staged logits
+// (but each L2 request then brings 64 bytes, not 128).
 //
-// Prelude macros: FS_TV (128 or 256) FS_TN FS_TD (64 or 128) FS_STAGES
-// FS_WARPS_M(=16 or 20) FS_WARPS_N(=1), FS_CLUSTER (default 1),
+// w12x1 (three warpgroups, 384 threads): warpgroup 0 holds the producer's
+// warp and three epilogue warps; nobody changes registers (setmaxnreg is per
+// warpgroup), and the launch bound gives every thread 168, so 128
+// accumulators per consumer are one m64n256 per k16 step, which reads 20 %
+// fewer shared-memory bytes per MMA than m64n128.
+//
+// Prelude macros: FS_TV (128 or 256) FS_TN FS_TD (32, 64 or 128) FS_STAGES
+// FS_WARPS_M(=12, 16 or 20) FS_WARPS_N(=1), FS_CLUSTER (default 1),
 // FS_DTYPE_BF16 / FS_DTYPE_F16, and the generated fs_wgmma_k16(acc, desc_w, desc_h).
 // Kernel parameters: the fs_fused_params block, then the tensor maps of W
 // (box 64 x T_V) and H (box 64 x T_N), encoded by runtime/tensor_maps.cpp.
@@ -62,28 +73,36 @@
 #include "wgmma_ops.cuh"
 
 #define FS_THREADS (32 * FS_WARPS_M)
-#define FS_EPI_WG ((FS_WARPS_M - 12) / 4)   // epilogue warpgroups
+// w12x1: warpgroup 0 is the producer's warp and three epilogue warps, and no
+// warpgroup changes its registers (every thread has 168: 128 accumulators in
+// one m64n256 instruction fit the launch bound). w16x1 / w20x1: warpgroup 0
+// is the producer's and one or two whole epilogue warpgroups follow.
+#define FS_SHARED_WG0 (FS_WARPS_M == 12)
+#define FS_EPI_WG (FS_SHARED_WG0 ? 0 : (FS_WARPS_M - 12) / 4)  // whole epilogue warpgroups
 #define FS_MI (FS_TV / 128)                 // 64-row blocks per consumer
 #define FS_NACC (FS_TN / 2)                 // fp32 accumulators per thread per 64-row block
 #define FS_LDL FS_TV                        // row stride of the staged logits (swizzled: fs_staged_col)
 #define FS_L_SWZ true
-#define FS_EPI_WARPS (4 * FS_EPI_WG)
+#define FS_EPI_WARPS (FS_SHARED_WG0 ? 3 : 4 * FS_EPI_WG)
+#define FS_BOX_COLS (FS_TD < 64 ? FS_TD : 64)  // columns of a stage's boxes (tma_producer.cuh)
+#define FS_ROW_BYTES (2 * FS_BOX_COLS)         // their swizzled rows: 64 (T_d = 32) or 128 bytes
 #define FS_EPI_G_MAX 4                      // noise chains per epilogue lane
 #define FS_CONSUMER_ACCS (FS_MI * FS_NACC)  // fp32 accumulators per consumer thread
 #define FS_CONSUMER_REGS (FS_CONSUMER_ACCS > 64 ? 168 : FS_EPI_WG == 1 ? 128 : 104)
 #define FS_EPILOGUE_REGS (FS_CONSUMER_ACCS > 64 ? 136 : FS_EPI_WG == 1 ? 216 : 112)
-static_assert(FS_TD == 64 || FS_TD == 128, "wgmma_coop: T_d is one or two 64-column (128-byte swizzled) boxes");
+static_assert(FS_TD == 32 || FS_TD == 64 || FS_TD == 128,
+              "wgmma_coop: T_d is one 32-column (64-byte swizzled) box or one or two 64-column (128-byte) boxes");
 static_assert(FS_STAGES >= 2, "wgmma_coop: at least two stages");
-static_assert((FS_WARPS_M == 16 || FS_WARPS_M == 20) && FS_WARPS_N == 1,
-              "wgmma_coop: producer, two consumer and one or two epilogue warpgroups (w16x1 or w20x1)");
+static_assert((FS_WARPS_M == 12 || FS_WARPS_M == 16 || FS_WARPS_M == 20) && FS_WARPS_N == 1,
+              "wgmma_coop: producer, two consumer and epilogue warps (w12x1, w16x1 or w20x1)");
 static_assert(FS_TV == 128 || FS_TV == 256, "wgmma_coop: T_V is 128 or 256 (64 or 128 rows per consumer)");
 static_assert(FS_CLUSTER == 1 || FS_CLUSTER == 2 || FS_CLUSTER == 4, "wgmma_coop: clusters of 1, 2 or 4 blocks");
 static_assert(FS_TN % 8 == 0 && FS_TN <= 256, "wgmma_coop: T_N must be a multiple of 8 up to 256");
-static_assert(FS_CONSUMER_ACCS <= 64 || (FS_CONSUMER_ACCS <= 128 && FS_EPI_WG == 1),
-              "wgmma_coop: at most 64 accumulators per consumer thread, or 128 with one epilogue warpgroup (w16x1)");
+static_assert(FS_CONSUMER_ACCS <= 64 || (FS_CONSUMER_ACCS <= 128 && (FS_EPI_WG == 1 || FS_SHARED_WG0)),
+              "wgmma_coop: at most 64 accumulators per consumer thread, or 128 with w16x1 or w12x1");
 // Every warpgroup's registers fit the block's (65536 / threads, a multiple of 8, each at launch).
-static_assert(128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_WG * FS_EPILOGUE_REGS <=
-                  FS_THREADS * ((65536 / FS_THREADS) & ~7),
+static_assert(FS_SHARED_WG0 || 128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_WG * FS_EPILOGUE_REGS <=
+                                   FS_THREADS * ((65536 / FS_THREADS) & ~7),
               "wgmma_coop: register split exceeds the block's registers");
 
 #include "epilogue_owner.cuh"
@@ -105,14 +124,13 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   fs_u64* empty = full + FS_STAGES;                                     // [FS_STAGES]
   fs_u64* lfull = empty + FS_STAGES;                                    // L holds a tile (consumer threads)
   fs_u64* lfree = lfull + 1;                                            // L was read (epilogue threads)
-  fs_u64* cempty = lfree + 1;  // [FS_STAGES], FS_CLUSTER > 1: rank 0's "stage free in every block"
 
   const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
   if (threadIdx.x == 0) {
-    fs_mbar_init(lfree, 128 * FS_EPI_WG);
-    if (FS_CLUSTER > 1)
-      for (int s = 0; s < FS_STAGES; ++s) fs_mbar_init(&cempty[s], FS_CLUSTER);
-    fs_tma_ring_init(full, empty, FS_STAGES, 256, lfull, 1, 256);  // empty, lfull: every consumer thread
+    fs_mbar_init(lfree, 32 * FS_EPI_WARPS);
+    // empty: every consumer thread, or in a cluster every consumer warp of
+    // every block (fs_tma_release); lfull: every consumer thread.
+    fs_tma_ring_init(full, empty, FS_STAGES, fs_tma_empty_count(256, FS_CLUSTER), lfull, 1, 256);
   }
   __syncthreads();
 #if FS_CLUSTER > 1
@@ -124,12 +142,20 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   const fs_i64 first = blockIdx.x / FS_CLUSTER, step = gridDim.x / FS_CLUSTER;
   const int ktiles = (int)((p.hidden_dim + FS_TD - 1) / FS_TD);
 
-  if (wg == 0) {
+  // The epilogue's threads: warpgroups 3 (and 4), or warps 1-3 of warpgroup 0 (w12x1).
+  const int epi_thread = FS_SHARED_WG0 ? (int)threadIdx.x - 32 : (int)threadIdx.x - 384;
+  if (FS_SHARED_WG0 ? threadIdx.x < 32 : wg == 0) {
     // Producer: every stage of every tile of this block, in order.
+#if FS_SHARED_WG0
+    if (threadIdx.x == 0)
+      fs_tma_produce<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles,
+                                                                 groups, ktiles);
+#else
     fs_tma_producer_warpgroup<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, &tmap_h, Ws, Hs, full, empty,
-                                                                          n_tiles, groups, ktiles, cempty);
-  } else if (wg <= 2) {
-#if FS_CONSUMER_REGS != 128
+                                                                          n_tiles, groups, ktiles);
+#endif
+  } else if (wg == 1 || wg == 2) {
+#if !FS_SHARED_WG0 && FS_CONSUMER_REGS != 128
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(FS_CONSUMER_REGS));
 #endif
     // c from lane 0: the compiler then knows it is warp-uniform and keeps the
@@ -142,11 +168,13 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
 #pragma unroll
       for (int j = 0; j < FS_NACC; ++j) acc[i][j] = 0.0f;
     // Consumer c's rows of the first 64-column box of stage 0 (boxes are [T_V][64]).
-    const fs_u64 dw0 = fs_wgmma_desc(fs_smem_addr(Ws + c * FS_MI * 64 * 64)), dh0 = fs_wgmma_desc(fs_smem_addr(Hs));
+    const fs_u64 dw0 = fs_wgmma_desc<FS_ROW_BYTES>(fs_smem_addr(Ws + c * FS_MI * 64 * FS_BOX_COLS)),
+                 dh0 = fs_wgmma_desc<FS_ROW_BYTES>(fs_smem_addr(Hs));
     fs_ring_pos<FS_STAGES> pos;
     fs_i64 j = 0;   // the block's tile number
     for (fs_i64 g = first; g < groups; g += step, ++j) {
-      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES>(acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles);
+      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(acc, full, empty, pos, dw0, dh0,
+                                                                                      ktiles, 1000000 + j * ktiles);
       // Hand the tile's logits to the epilogue once it has read the previous
       // tile's (for j = 0 the wait on the preceding parity passes at once).
       fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);
@@ -154,8 +182,10 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       fs_mbar_arrive(lfull);
     }
   } else {
+#if !FS_SHARED_WG0
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(FS_EPILOGUE_REGS));
-    fs_own_epilogue epi((int)threadIdx.x - 384);  // epilogue thread 0..128 FS_EPI_WG - 1
+#endif
+    fs_own_epilogue epi(epi_thread);  // 0 .. 32 FS_EPI_WARPS - 1
     fs_i64 j = 0;
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);

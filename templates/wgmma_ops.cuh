@@ -12,13 +12,16 @@ __device__ __forceinline__ unsigned char* fs_smem_align_1024(unsigned char* raw)
   return raw + (((a + 1023u) & ~1023u) - a);
 }
 
-// Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups
-// 1024 bytes apart (stride byte offset), leading byte offset unused (1).
+// Shared-memory matrix descriptor: K-major, rows of RB = 128 (128-byte
+// swizzle, 8-row groups 1024 bytes apart) or 64 bytes (64-byte swizzle, 512
+// bytes apart) as the copy engine wrote them; leading byte offset unused (1).
+template <int RB = 128>
 __device__ __forceinline__ fs_u64 fs_wgmma_desc(unsigned smem_addr) {
+  static_assert(RB == 128 || RB == 64, "fs_wgmma_desc: 128- or 64-byte swizzled rows");
   fs_u64 d = (fs_u64)((smem_addr & 0x3FFFF) >> 4);
   d |= (fs_u64)1 << 16;
-  d |= (fs_u64)(1024 >> 4) << 32;
-  d |= (fs_u64)1 << 62;
+  d |= (fs_u64)((8 * RB) >> 4) << 32;
+  d |= (fs_u64)(RB == 128 ? 1 : 2) << 62;  // layout type: 1 = 128-byte swizzle, 2 = 64-byte
   return d;
 }
 
@@ -34,27 +37,27 @@ __device__ __forceinline__ void fs_fence_proxy_async() { asm volatile("fence.pro
 // / 16, so moving within the (< 256 KiB) shared window adds bytes / 16.
 #define FS_WGMMA_DESC_STEP(bytes) ((fs_u64)((bytes) >> 4))
 
-// One 64-deep stage of MMAs for a warpgroup: MI 64-row blocks of W (K-major
-// tile whose descriptor is dw, 128 bytes per row) against the T_N rows of H
-// (descriptor dh), accumulating into acc; committed as one group (not waited
-// for). Each k16 step issues NACC / (FS_WGMMA_N / 2) instructions of the
-// generated shape fs_wgmma_k16 (m64 n FS_WGMMA_N k16): instruction b takes H
-// rows [b FS_WGMMA_N, (b + 1) FS_WGMMA_N) (128 bytes each) and accumulators
+// One box of MMAs for a warpgroup: MI 64-row blocks of W (K-major tile
+// whose descriptor is dw, RB bytes per row: RB / 2 deep) against the T_N rows
+// of H (descriptor dh), accumulating into acc; committed as one group (not
+// waited for). Each k16 step issues NACC / (FS_WGMMA_N / 2) instructions of
+// the generated shape fs_wgmma_k16 (m64 n FS_WGMMA_N k16): instruction b
+// takes H rows [b FS_WGMMA_N, (b + 1) FS_WGMMA_N) and accumulators
 // [b FS_WGMMA_N / 2, ...), which is where one m64 n T_N instruction keeps them.
-template <int MI, int NACC>
+template <int MI, int NACC, int RB = 128>
 __device__ __forceinline__ void fs_wgmma_stage(float (&acc)[MI][NACC], fs_u64 dw, fs_u64 dh) {
   constexpr int IACC = FS_WGMMA_N / 2;  // accumulators per instruction
   static_assert(NACC % IACC == 0, "fs_wgmma_stage: T_N is whole instructions");
   fs_wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
+  for (int kk = 0; kk < RB / 32; ++kk) {
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
       for (int b = 0; b < NACC / IACC; ++b)
         fs_wgmma_k16(*reinterpret_cast<float(*)[IACC]>(&acc[mi][b * IACC]),
-                     dw + FS_WGMMA_DESC_STEP(mi * 64 * 128 + kk * 32),
-                     dh + FS_WGMMA_DESC_STEP(b * FS_WGMMA_N * 128 + kk * 32));
+                     dw + FS_WGMMA_DESC_STEP(mi * 64 * RB + kk * 32),
+                     dh + FS_WGMMA_DESC_STEP(b * FS_WGMMA_N * RB + kk * 32));
   }
   fs_wgmma_commit();
 }

@@ -17,7 +17,8 @@ enum class Arch { sm_80, sm_86, sm_89, sm_90, sm_90a };
 // (w12x1; tile_v = one consumer's 64 or 128 vocabulary rows);
 // wgmma_coop: warp-specialized too, but the two consumer warpgroups share each
 // tile and stage (tile_v = both consumers' 128 or 256 rows, tile_n <= 128) and
-// hand each tile's logits to one (w16x1) or two (w20x1) epilogue warpgroups.
+// hand each tile's logits to one (w16x1) or two (w20x1) epilogue warpgroups,
+// or (w12x1) to three epilogue warps beside the producer's warp.
 // wgmma_ws and wgmma_coop load their stages with the tensor memory accelerator.
 enum class Variant { mma_sync, simt, logits, wgmma, wgmma_ws, wgmma_coop };
 

@@ -185,6 +185,13 @@ std::vector<CompileCase> all_cases() {
     // 128 accumulators per consumer: T_N = 256 as two m64n128, two 64-row blocks.
     out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 256, 64, 2, 16, 1)});
     out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 128, 64, 2, 16, 1)});
+    // w12x1 (producer warp + three epilogue warps, 168 registers each): T_N =
+    // 256 as one m64n256 per k16 step; T_d = 32 (64-byte swizzled rows), alone
+    // and in a cluster.
+    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 256, 32, 4, 12, 1)});
+    KernelSpec w12c2 = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 32, 6, 12, 1);
+    w12c2.cluster = 2;
+    out.push_back({w12c2});
   }
   return out;
 }
@@ -343,6 +350,8 @@ TEST(WgmmaInstruction, LargestPartOfTnThatFitsTheLaunchBound) {
   EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma_coop, Arch::sm_90a, 128, 192, 64, 2, 16, 1)), 192);
   EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma_coop, Arch::sm_90a, 128, 200, 64, 2, 16, 1)), 40);
   EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma_coop, Arch::sm_90a, 128, 8, 64, 2, 16, 1)), 8);
+  // w12x1: 384 threads get 168 registers, enough for one m64n256.
+  EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma_coop, Arch::sm_90a, 128, 256, 32, 4, 12, 1)), 256);
 }
 
 TEST(NvrtcSource, RenderedSourceFixesTheSpec) {

@@ -154,10 +154,15 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           // clusters: share H (N <= T_N, empty tiles past V) or share W (C divides the batch tiles)
           make_wgmma_coop_spec(dtype, 128, 128, 4, 20, 2), make_wgmma_coop_spec(dtype, 128, 64, 4, 16, 2),
           make_wgmma_coop_spec(dtype, 128, 32, 3, 20, 4),
+          // T_N = 8 shared by two blocks: the box does not split into 8-row slices, rank 0 copies it whole
+          make_wgmma_coop_spec(dtype, 128, 8, 3, 20, 2),
           // two 64-column boxes per stage (T_d = 128), alone and in a cluster
           make_wgmma_coop_spec(dtype, 128, 64, 4, 20, 1, 128), make_wgmma_coop_spec(dtype, 128, 32, 4, 16, 2, 128),
           // 128 accumulators per consumer: two m64n128 instructions per k-step, or two 64-row blocks
-          make_wgmma_coop_spec(dtype, 128, 256, 2, 16), make_wgmma_coop_spec(dtype, 256, 128, 2, 16)};
+          make_wgmma_coop_spec(dtype, 128, 256, 2, 16), make_wgmma_coop_spec(dtype, 256, 128, 2, 16),
+          // w12x1 (producer warp + three epilogue warps): one m64n256 per k16 step with 64-byte rows (T_d = 32),
+          // and T_d = 32 in a cluster
+          make_wgmma_coop_spec(dtype, 128, 256, 4, 12, 1, 32), make_wgmma_coop_spec(dtype, 128, 128, 6, 12, 2, 32)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).

@@ -63,4 +63,29 @@ TEST(ClusterTiles, SharedOperandChoice) {
   EXPECT_EQ(fs_cluster_groups(1187, 2, 2), 1187);
 }
 
+// The shared operand's box is copied in slices of whole 8-row swizzle atoms,
+// one per block, or whole by rank 0; the launch's tensor maps use those rows.
+TEST(ClusterTiles, SharedBoxSlices) {
+  EXPECT_EQ(fs_cluster_slices(128, 1), 1);
+  EXPECT_EQ(fs_cluster_slices(128, 2), 2);
+  EXPECT_EQ(fs_cluster_slices(32, 4), 4);   // 8-row slices
+  EXPECT_EQ(fs_cluster_slices(8, 2), 1);    // 4 rows would split a swizzle atom
+  EXPECT_EQ(fs_cluster_slices(40, 2), 1);   // 20 rows: not whole atoms
+  EXPECT_EQ(fs_cluster_slices(48, 2), 2);
+  EXPECT_EQ(fs_cluster_slices(16, 4), 1);
+  EXPECT_EQ(fs_cluster_box_rows(128, true, 2), 64);
+  EXPECT_EQ(fs_cluster_box_rows(128, false, 2), 128);  // the block's own operand: the whole tile
+  EXPECT_EQ(fs_cluster_box_rows(8, true, 2), 8);
+  EXPECT_EQ(fs_cluster_box_rows(256, true, 4), 64);
+  EXPECT_EQ(fs_cluster_box_rows(64, true, 1), 64);
+  // Every slice is whole atoms and the slices tile the box.
+  for (int cluster : {1, 2, 4})
+    for (int rows = 8; rows <= 256; rows += 8) {
+      const int s = fs_cluster_slices(rows, cluster);
+      EXPECT_TRUE(s == 1 || s == cluster);
+      EXPECT_EQ(rows % s, 0);
+      EXPECT_EQ((rows / s) % 8, 0) << rows << " rows, cluster " << cluster;
+    }
+}
+
 }  // namespace
