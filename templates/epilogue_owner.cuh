@@ -127,24 +127,25 @@ __device__ __forceinline__ void fs_own_refresh_bound(fs_own_row& r, const fs_fus
     r.bound = fmaxf(r.bound, fmaxf(fs_candidate_score(__ldcg(p.best + n * p.num_samples + s)), fs_own_neg_inf()));
 }
 
-// Scans this thread's VPS values of staged row nl (row: the row's start; c0:
-// the first value's column, v0: its vocabulary index). Every lane of the
-// warp calls it (the vote below), live or not.
-__device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0,
-                                            fs_i64 vocab) {
+// One batch of G groups of four values (groups k0 .. k0 + G - 1) of this
+// thread's segment of staged row nl (row: the row's start; c0: the segment's
+// first column, v0: its vocabulary index; left: its values inside the
+// vocabulary, 0 for a dead row). WHOLE: every value of the batch is inside
+// (the common case: the tail checks compile away). Every lane of the warp
+// calls it (the votes below), live or not.
+template <bool WHOLE>
+__device__ __forceinline__ void fs_own_batch(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0, int left,
+                                             int k0) {
   constexpr int G = fs_own_layout::G;
   const float neg_inf = fs_own_neg_inf();
-  // Values of the segment inside the vocabulary (0 for a dead row).
-  const fs_i64 left64 = vocab - v0;
-  const int left = !r.live || left64 <= 0 ? 0 : left64 < fs_own_layout::VPS ? (int)left64 : fs_own_layout::VPS;
-  for (int k0 = 0; k0 < fs_own_layout::GROUPS; k0 += G) {
+  {
     float4 l4[G];
     int nv[G];  // values of group j inside the vocabulary
     bool need = false;
     float bmax = neg_inf;  // the batch's largest logit (NaN dropped)
 #pragma unroll
     for (int j = 0; j < G; ++j) {
-      nv[j] = min(max(left - 4 * (k0 + j), 0), 4);
+      nv[j] = WHOLE ? 4 : min(max(left - 4 * (k0 + j), 0), 4);
       l4[j] = *reinterpret_cast<const float4*>(row + fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * (k0 + j)));
       // Every noise value is <= FS_GUMBEL_MAX and rounding is monotone: if
       // even the group's largest logit cannot reach B with it, no value of
@@ -167,7 +168,7 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int
         }
       }
     }
-    if (!__any_sync(0xffffffffu, need)) continue;
+    if (!__any_sync(0xffffffffu, need)) return;
     const fs_u32 x0 = (fs_u32)((v0 >> 2) + k0);
     fs_philox_ctr c[G];
     fs_philox_blocks<G>(r.key, x0, c);
@@ -181,7 +182,7 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int
       for (int j = 0; j < G; ++j)
 #pragma unroll
         for (int i = 0; i < 4; ++i) pass |= i < nv[j] && c[j].v[i] >= skip;
-      if (!__any_sync(0xffffffffu, need && pass)) continue;
+      if (!__any_sync(0xffffffffu, need && pass)) return;
     }
     float st[G][4];
     float smax = neg_inf;
@@ -207,7 +208,7 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int
 #pragma unroll
       for (int i = 0; i < 4; ++i)
         if (need && i < nv[j] && st[j][i] >= thr) surv |= 1u << (4 * j + i);
-    if (!surv) continue;
+    if (!surv) return;
     if ((surv & (surv - 1)) == 0) {
       // One survivor: the value with the largest st (every value with a
       // larger st would survive too). Compare intervals with the winner.
@@ -221,9 +222,9 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int
         r.bl = row[fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * k0 + b)];
         r.bi = v;
         r.exact = false;
-        continue;
+        return;
       }
-      if (hi < best_lo) continue;  // strictly worse
+      if (hi < best_lo) return;  // strictly worse
     }
     // A close contest (overlapping intervals) or several survivors: exact
     // scores for the winner and every survivor, one at a time.
@@ -239,6 +240,22 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int
       }
     }
     r.bound = fmaxf(r.bound, r.best);
+  }
+}
+
+// Scans this thread's VPS values of staged row nl (row: the row's start; c0:
+// the first value's column, v0: its vocabulary index) in batches of G groups.
+// Every lane of the warp calls it, live or not.
+__device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0,
+                                            fs_i64 vocab) {
+  constexpr int G = fs_own_layout::G;
+  // Values of the segment inside the vocabulary (0 for a dead row).
+  const fs_i64 left64 = vocab - v0;
+  const int left = !r.live || left64 <= 0 ? 0 : left64 < fs_own_layout::VPS ? (int)left64 : fs_own_layout::VPS;
+  for (int k0 = 0; k0 < fs_own_layout::GROUPS; k0 += G) {
+    // Warp-uniform choice, so the votes inside see every lane.
+    if (__all_sync(0xffffffffu, left >= 4 * (k0 + G))) fs_own_batch<true>(r, row, nl, c0, v0, left, k0);
+    else fs_own_batch<false>(r, row, nl, c0, v0, left, k0);
   }
 }
 
