@@ -23,7 +23,7 @@
 #include "runtime/device_memory.hpp"
 #include "runtime/loaded_module.hpp"
 #include "runtime/tensor_maps.hpp"
-#include "templates/cluster_tiles.cuh"
+#include "templates/tma_boxes.cuh"
 #include "templates/fs_params.cuh"
 
 namespace fusedsample {
@@ -177,18 +177,17 @@ struct Sampler::Impl {
     // The TMA-fed kernels take the tensor maps of W and H after the block
     // (cuLaunchKernel copies them; the caches only save re-encoding).
     // In a cluster the operand the blocks share is copied in slices, one per
-    // block (templates/cluster_tiles.cuh): its map's box is a slice.
+    // block (templates/tma_boxes.cuh): its map's box is a slice.
     void* args[3] = {&p, nullptr, nullptr};
     if (uses_tma(spec.variant)) {
-      // Boxes are 64 columns wide (128-byte swizzled rows), 32 for T_d = 32.
       const bool share_w = fs_cluster_shares_w(ceil_div(a.rows, spec.tile_n), spec.cluster);
       const bool share_h = spec.cluster > 1 && !share_w;
-      const int box_cols = std::min(spec.tile_d, 64);
+      const int box_cols = fs_tma_box_cols(spec.tile_d);
       args[1] = const_cast<CUtensorMap*>(&weights_map.get(weights, options.dtype, options.vocab, options.hidden,
-                                                          fs_cluster_box_rows(spec.tile_v, share_w, spec.cluster),
+                                                          fs_tma_box_rows(spec.tile_v, share_w, spec.cluster),
                                                           box_cols, "weights"));
       args[2] = const_cast<CUtensorMap*>(&hidden_map.get(hidden, options.dtype, a.rows, options.hidden,
-                                                         fs_cluster_box_rows(spec.tile_n, share_h, spec.cluster),
+                                                         fs_tma_box_rows(spec.tile_n, share_h, spec.cluster),
                                                          box_cols, "hidden_states"));
     }
     FS_CU(cuLaunchKernel(m.fused(), unsigned(blocks), 1, 1, unsigned(spec.threads()), 1, 1,

@@ -17,7 +17,7 @@
 // producer at once; a slice is whole 8-row swizzle atoms (1024 bytes), and a
 // box that does not split so (T_N = 8 shared by two blocks) is copied whole by
 // rank 0 (S = 1). The launch encodes the shared operand's tensor map with
-// R / S box rows (fs_cluster_box_rows).
+// R / S box rows (tma_boxes.cuh).
 // One definition for the kernel and for the launch (runtime/sampler.cpp).
 #pragma once
 #include "fs_types.cuh"
@@ -33,12 +33,6 @@ FS_HD fs_i64 fs_cluster_groups(fs_i64 num_vtiles, fs_i64 n_tiles, int cluster) {
 
 // Slices of a shared box of `rows` rows.
 FS_HD int fs_cluster_slices(int rows, int cluster) { return cluster > 1 && rows % (8 * cluster) == 0 ? cluster : 1; }
-
-// Box rows of the tensor map of an operand with `rows` rows per tile:
-// a slice if the cluster shares it, else the whole tile.
-FS_HD int fs_cluster_box_rows(int rows, bool shared, int cluster) {
-  return shared ? rows / fs_cluster_slices(rows, cluster) : rows;
-}
 
 struct fs_tile_ref {
   fs_i64 vtile, ntile;  // vtile >= the vocabulary's tiles: an empty tile (share H only)

@@ -138,109 +138,107 @@ __device__ __forceinline__ void fs_own_batch(fs_own_row& r, const float* row, in
                                              int k0) {
   constexpr int G = fs_own_layout::G;
   const float neg_inf = fs_own_neg_inf();
-  {
-    float4 l4[G];
-    int nv[G];  // values of group j inside the vocabulary
-    bool need = false;
-    float bmax = neg_inf;  // the batch's largest logit (NaN dropped)
+  float4 l4[G];
+  int nv[G];  // values of group j inside the vocabulary
+  bool need = false;
+  float bmax = neg_inf;  // the batch's largest logit (NaN dropped)
 #pragma unroll
-    for (int j = 0; j < G; ++j) {
-      nv[j] = WHOLE ? 4 : min(max(left - 4 * (k0 + j), 0), 4);
-      l4[j] = *reinterpret_cast<const float4*>(row + fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * (k0 + j)));
-      // Every noise value is <= FS_GUMBEL_MAX and rounding is monotone: if
-      // even the group's largest logit cannot reach B with it, no value of
-      // the group can win or tie. fmaxf drops NaN (a NaN score never wins).
-      const float lmax = fmaxf(fmaxf(l4[j].x, l4[j].y), fmaxf(l4[j].z, l4[j].w));
-      need |= nv[j] && !r.greedy && !(FS_FMA(lmax, r.inv_tau, FS_GUMBEL_MAX) < r.bound);
-      bmax = fmaxf(bmax, lmax);
-    }
-    if (r.greedy) {
-#pragma unroll
-      for (int j = 0; j < G; ++j) {
-        const float lv[4] = {l4[j].x, l4[j].y, l4[j].z, l4[j].w};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int v = (int)(v0 + 4 * (k0 + j) + i);
-          if (i < nv[j] && fs_better(lv[i], v, r.best, r.bi)) {
-            r.best = lv[i];
-            r.bi = v;
-          }
-        }
-      }
-    }
-    if (!__any_sync(0xffffffffu, need)) return;
-    const fs_u32 x0 = (fs_u32)((v0 >> 2) + k0);
-    fs_philox_ctr c[G];
-    fs_philox_blocks<G>(r.key, x0, c);
-    // A word below the skip word cannot lift any of the batch's values to the
-    // threshold (noise_skip.cuh): if no lane has a word at or above its own,
-    // the batch has no survivor and needs no noise approximation.
-    {
-      const fs_u32 skip = fs_noise_skip_word(fs_prune_threshold(r.bound), bmax, r.inv_tau);
-      bool pass = false;
-#pragma unroll
-      for (int j = 0; j < G; ++j)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) pass |= i < nv[j] && c[j].v[i] >= skip;
-      if (!__any_sync(0xffffffffu, need && pass)) return;
-    }
-    float st[G][4];
-    float smax = neg_inf;
+  for (int j = 0; j < G; ++j) {
+    nv[j] = WHOLE ? 4 : min(max(left - 4 * (k0 + j), 0), 4);
+    l4[j] = *reinterpret_cast<const float4*>(row + fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * (k0 + j)));
+    // Every noise value is <= FS_GUMBEL_MAX and rounding is monotone: if
+    // even the group's largest logit cannot reach B with it, no value of
+    // the group can win or tie. fmaxf drops NaN (a NaN score never wins).
+    const float lmax = fmaxf(fmaxf(l4[j].x, l4[j].y), fmaxf(l4[j].z, l4[j].w));
+    need |= nv[j] && !r.greedy && !(FS_FMA(lmax, r.inv_tau, FS_GUMBEL_MAX) < r.bound);
+    bmax = fmaxf(bmax, lmax);
+  }
+  if (r.greedy) {
 #pragma unroll
     for (int j = 0; j < G; ++j) {
       const float lv[4] = {l4[j].x, l4[j].y, l4[j].z, l4[j].w};
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        st[j][i] = __fmaf_rn(lv[i], r.inv_tau, fs_gumbel_approx(c[j].v[i]));
-        if (need && i < nv[j]) smax = fmaxf(smax, st[j][i]);  // fmaxf drops NaN
+        const int v = (int)(v0 + 4 * (k0 + j) + i);
+        if (i < nv[j] && fs_better(lv[i], v, r.best, r.bi)) {
+          r.best = lv[i];
+          r.bi = v;
+        }
       }
     }
-    // smax - m(smax) is a lower bound on that value's exact score (NaN for an
-    // infinite smax, dropped by fmaxf).
-    const float msmax = fs_score_margin(smax);
-    r.bound = fmaxf(r.bound, __fadd_rn(smax, -msmax));
-    const float thr = fs_prune_threshold(r.bound);
-    // Values that may win or tie. A NaN st comes from a NaN logit, whose
-    // score never wins: it is not one.
-    unsigned surv = 0;
+  }
+  if (!__any_sync(0xffffffffu, need)) return;
+  const fs_u32 x0 = (fs_u32)((v0 >> 2) + k0);
+  fs_philox_ctr c[G];
+  fs_philox_blocks<G>(r.key, x0, c);
+  // A word below the skip word cannot lift any of the batch's values to the
+  // threshold (noise_skip.cuh): if no lane has a word at or above its own,
+  // the batch has no survivor and needs no noise approximation.
+  {
+    const fs_u32 skip = fs_noise_skip_word(fs_prune_threshold(r.bound), bmax, r.inv_tau);
+    bool pass = false;
 #pragma unroll
     for (int j = 0; j < G; ++j)
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
-        if (need && i < nv[j] && st[j][i] >= thr) surv |= 1u << (4 * j + i);
-    if (!surv) return;
-    if ((surv & (surv - 1)) == 0) {
-      // One survivor: the value with the largest st (every value with a
-      // larger st would survive too). Compare intervals with the winner.
-      const int b = __ffs(surv) - 1;
-      const int v = (int)(v0 + 4 * k0 + b);
-      const float lo = __fadd_rn(smax, -msmax), hi = __fadd_rn(smax, msmax);
-      const float mb = r.exact ? 0.0f : fs_score_margin(r.best);
-      const float best_lo = __fadd_rn(r.best, -mb), best_hi = __fadd_rn(r.best, mb);
-      if (r.bi == FS_NO_INDEX || lo > best_hi) {  // strictly better (or the first)
-        r.best = smax;
-        r.bl = row[fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * k0 + b)];
-        r.bi = v;
-        r.exact = false;
-        return;
-      }
-      if (hi < best_lo) return;  // strictly worse
-    }
-    // A close contest (overlapping intervals) or several survivors: exact
-    // scores for the winner and every survivor, one at a time.
-    fs_own_make_exact(r);
-    while (surv) {
-      const int b = __ffs(surv) - 1;
-      surv &= surv - 1;
-      const int v = (int)(v0 + 4 * k0 + b);
-      const float sc = fs_own_exact_score(r, v, row[fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * k0 + b)]);
-      if (fs_better(sc, v, r.best, r.bi)) {
-        r.best = sc;
-        r.bi = v;
-      }
-    }
-    r.bound = fmaxf(r.bound, r.best);
+      for (int i = 0; i < 4; ++i) pass |= i < nv[j] && c[j].v[i] >= skip;
+    if (!__any_sync(0xffffffffu, need && pass)) return;
   }
+  float st[G][4];
+  float smax = neg_inf;
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    const float lv[4] = {l4[j].x, l4[j].y, l4[j].z, l4[j].w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      st[j][i] = __fmaf_rn(lv[i], r.inv_tau, fs_gumbel_approx(c[j].v[i]));
+      if (need && i < nv[j]) smax = fmaxf(smax, st[j][i]);  // fmaxf drops NaN
+    }
+  }
+  // smax - m(smax) is a lower bound on that value's exact score (NaN for an
+  // infinite smax, dropped by fmaxf).
+  const float msmax = fs_score_margin(smax);
+  r.bound = fmaxf(r.bound, __fadd_rn(smax, -msmax));
+  const float thr = fs_prune_threshold(r.bound);
+  // Values that may win or tie. A NaN st comes from a NaN logit, whose
+  // score never wins: it is not one.
+  unsigned surv = 0;
+#pragma unroll
+  for (int j = 0; j < G; ++j)
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      if (need && i < nv[j] && st[j][i] >= thr) surv |= 1u << (4 * j + i);
+  if (!surv) return;
+  if ((surv & (surv - 1)) == 0) {
+    // One survivor: the value with the largest st (every value with a
+    // larger st would survive too). Compare intervals with the winner.
+    const int b = __ffs(surv) - 1;
+    const int v = (int)(v0 + 4 * k0 + b);
+    const float lo = __fadd_rn(smax, -msmax), hi = __fadd_rn(smax, msmax);
+    const float mb = r.exact ? 0.0f : fs_score_margin(r.best);
+    const float best_lo = __fadd_rn(r.best, -mb), best_hi = __fadd_rn(r.best, mb);
+    if (r.bi == FS_NO_INDEX || lo > best_hi) {  // strictly better (or the first)
+      r.best = smax;
+      r.bl = row[fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * k0 + b)];
+      r.bi = v;
+      r.exact = false;
+      return;
+    }
+    if (hi < best_lo) return;  // strictly worse
+  }
+  // A close contest (overlapping intervals) or several survivors: exact
+  // scores for the winner and every survivor, one at a time.
+  fs_own_make_exact(r);
+  while (surv) {
+    const int b = __ffs(surv) - 1;
+    surv &= surv - 1;
+    const int v = (int)(v0 + 4 * k0 + b);
+    const float sc = fs_own_exact_score(r, v, row[fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * k0 + b)]);
+    if (fs_better(sc, v, r.best, r.bi)) {
+      r.best = sc;
+      r.bi = v;
+    }
+  }
+  r.bound = fmaxf(r.bound, r.best);
 }
 
 // Scans this thread's VPS values of staged row nl (row: the row's start; c0:

@@ -61,7 +61,9 @@
 // FS_WARPS_M(=12, 16 or 20) FS_WARPS_N(=1), FS_CLUSTER (default 1),
 // FS_DTYPE_BF16 / FS_DTYPE_F16, and the generated fs_wgmma_k16(acc, desc_w, desc_h).
 // Kernel parameters: the fs_fused_params block, then the tensor maps of W
-// (box 64 x T_V) and H (box 64 x T_N), encoded by runtime/tensor_maps.cpp.
+// and H (boxes of fs_tma_box_cols(T_d) columns by T_V or T_N rows, or the
+// shared operand's slice in a cluster: tma_boxes.cuh), encoded by
+// runtime/tensor_maps.cpp.
 #pragma once
 #ifndef FS_CLUSTER
 #define FS_CLUSTER 1
@@ -84,8 +86,6 @@
 #define FS_LDL FS_TV                        // row stride of the staged logits (swizzled: fs_staged_col)
 #define FS_L_SWZ true
 #define FS_EPI_WARPS (FS_SHARED_WG0 ? 3 : 4 * FS_EPI_WG)
-#define FS_BOX_COLS (FS_TD < 64 ? FS_TD : 64)  // columns of a stage's boxes (tma_producer.cuh)
-#define FS_ROW_BYTES (2 * FS_BOX_COLS)         // their swizzled rows: 64 (T_d = 32) or 128 bytes
 #define FS_EPI_G_MAX 4                      // noise chains per epilogue lane
 #define FS_CONSUMER_ACCS (FS_MI * FS_NACC)  // fp32 accumulators per consumer thread
 #define FS_CONSUMER_REGS (FS_CONSUMER_ACCS > 64 ? 168 : FS_EPI_WG == 1 ? 128 : 104)
@@ -168,8 +168,10 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
 #pragma unroll
       for (int j = 0; j < FS_NACC; ++j) acc[i][j] = 0.0f;
     // Consumer c's rows of the first 64-column box of stage 0 (boxes are [T_V][64]).
-    const fs_u64 dw0 = fs_wgmma_desc<FS_ROW_BYTES>(fs_smem_addr(Ws + c * FS_MI * 64 * FS_BOX_COLS)),
-                 dh0 = fs_wgmma_desc<FS_ROW_BYTES>(fs_smem_addr(Hs));
+    // Boxes of fs_tma_box_cols(T_d) columns: 64- (T_d = 32) or 128-byte swizzled rows.
+    constexpr int box_cols = fs_tma_box_cols(FS_TD);
+    const fs_u64 dw0 = fs_wgmma_desc<2 * box_cols>(fs_smem_addr(Ws + c * FS_MI * 64 * box_cols)),
+                 dh0 = fs_wgmma_desc<2 * box_cols>(fs_smem_addr(Hs));
     fs_ring_pos<FS_STAGES> pos;
     fs_i64 j = 0;   // the block's tile number
     for (fs_i64 g = first; g < groups; g += step, ++j) {

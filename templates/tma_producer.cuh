@@ -21,13 +21,8 @@
 #include "tma.cuh"
 #include "mbarrier.cuh"
 #include "wgmma_ops.cuh"
-#include "cluster_tiles.cuh"
+#include "tma_boxes.cuh"
 #include "cluster.cuh"
-
-// Columns of one box of a TD-deep stage: 64 (128-byte swizzled rows) for
-// TD >= 64, else TD (TD = 32: 64-byte swizzled rows); the tensor maps'
-// boxes are as wide (runtime/tensor_maps.cpp).
-__device__ constexpr int fs_tma_box_cols(int td) { return td < 64 ? td : 64; }
 
 // The TD / BC boxes (BC = fs_tma_box_cols(TD) columns x ROWS rows each) of
 // one operand's stage, from column col0; into this block, or with a mask

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "templates/cluster_tiles.cuh"
+#include "templates/tma_boxes.cuh"
 
 namespace {
 
@@ -64,7 +65,8 @@ TEST(ClusterTiles, SharedOperandChoice) {
 }
 
 // The shared operand's box is copied in slices of whole 8-row swizzle atoms,
-// one per block, or whole by rank 0; the launch's tensor maps use those rows.
+// one per block, or whole by rank 0; the launch's tensor maps use those rows
+// (tma_boxes.cuh), and boxes 64 columns wide (32 for T_d = 32).
 TEST(ClusterTiles, SharedBoxSlices) {
   EXPECT_EQ(fs_cluster_slices(128, 1), 1);
   EXPECT_EQ(fs_cluster_slices(128, 2), 2);
@@ -73,11 +75,14 @@ TEST(ClusterTiles, SharedBoxSlices) {
   EXPECT_EQ(fs_cluster_slices(40, 2), 1);   // 20 rows: not whole atoms
   EXPECT_EQ(fs_cluster_slices(48, 2), 2);
   EXPECT_EQ(fs_cluster_slices(16, 4), 1);
-  EXPECT_EQ(fs_cluster_box_rows(128, true, 2), 64);
-  EXPECT_EQ(fs_cluster_box_rows(128, false, 2), 128);  // the block's own operand: the whole tile
-  EXPECT_EQ(fs_cluster_box_rows(8, true, 2), 8);
-  EXPECT_EQ(fs_cluster_box_rows(256, true, 4), 64);
-  EXPECT_EQ(fs_cluster_box_rows(64, true, 1), 64);
+  EXPECT_EQ(fs_tma_box_rows(128, true, 2), 64);
+  EXPECT_EQ(fs_tma_box_rows(128, false, 2), 128);  // the block's own operand: the whole tile
+  EXPECT_EQ(fs_tma_box_rows(8, true, 2), 8);
+  EXPECT_EQ(fs_tma_box_rows(256, true, 4), 64);
+  EXPECT_EQ(fs_tma_box_rows(64, true, 1), 64);
+  EXPECT_EQ(fs_tma_box_cols(32), 32);
+  EXPECT_EQ(fs_tma_box_cols(64), 64);
+  EXPECT_EQ(fs_tma_box_cols(128), 64);  // two boxes side by side
   // Every slice is whole atoms and the slices tile the box.
   for (int cluster : {1, 2, 4})
     for (int rows = 8; rows <= 256; rows += 8) {
