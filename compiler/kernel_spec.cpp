@@ -96,10 +96,10 @@ std::size_t KernelSpec::shared_bytes() const {
     case Variant::wgmma_ws:  // stages, two consumers' staged logits, barriers (full/empty per stage, 2 order), 1 KiB slack
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + 2 * std::size_t(fs_ws_epilogue_rows(tile_n, tile_v)) * ldl * 4 +
              std::size_t(stages) * 16 + 16 + 1024;
-    case Variant::wgmma_coop:  // stages, the whole tile's staged logits (unpadded, swizzled), barriers (full/empty
-                               // per stage, lfull, lfree), 1 KiB slack
-      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(tile_n) * tile_v * 4 +
-             std::size_t(stages) * 16 + 16 + 1024;
+    case Variant::wgmma_coop:  // stages, the whole tile's staged logits (unpadded, swizzled; none when they go
+                               // through L2), barriers (full/empty per stage, lfull, lfree), 1 KiB slack
+      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 +
+             (stage_in_l2 ? 0 : std::size_t(tile_n) * tile_v * 4) + std::size_t(stages) * 16 + 16 + 1024;
   }
   return epilogue;
 }
@@ -110,6 +110,7 @@ void KernelSpec::validate() const {
   if (tile_n < 8 || tile_n > 256 || tile_n % 8 != 0) bad("tile_n must be a multiple of 8 in [8, 256]");
   if (cluster != 1 && cluster != 2 && cluster != 4) bad("cluster must be 1, 2 or 4 blocks");
   if (cluster != 1 && variant != Variant::wgmma_coop) bad("clusters (c2, c4) are for wgmma_coop only");
+  if (stage_in_l2 && variant != Variant::wgmma_coop) bad("logits staged in L2 (l2) are for wgmma_coop only");
   if (warps_m < 1 || warps_n < 1 || warps_m * warps_n > (variant == Variant::wgmma_coop ? 20 : 16))
     bad(variant == Variant::wgmma_coop ? "warps_m * warps_n must be in [1, 20]" : "warps_m * warps_n must be in [1, 16]");
   if (variant != Variant::logits) {
@@ -181,9 +182,10 @@ void KernelSpec::validate() const {
 }
 
 std::string KernelSpec::to_string() const {
-  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}", fusedsample::to_string(dtype), fusedsample::to_string(arch),
-                     fusedsample::to_string(variant), tile_v, tile_n, tile_d, stages, warps_m, warps_n,
-                     cluster == 1 ? std::string() : fmt::format(" c{}", cluster));
+  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}", fusedsample::to_string(dtype),
+                     fusedsample::to_string(arch), fusedsample::to_string(variant), tile_v, tile_n, tile_d, stages,
+                     warps_m, warps_n, cluster == 1 ? std::string() : fmt::format(" c{}", cluster),
+                     stage_in_l2 ? " l2" : "");
 }
 
 KernelSpec KernelSpec::parse(std::string_view text) {
@@ -202,6 +204,7 @@ KernelSpec KernelSpec::parse(std::string_view text) {
     if (fields == 0) s.dtype = parse_dtype(t);
     else if (fields == 1) s.arch = parse_arch(t);
     else if (fields == 2) s.variant = parse_variant(t);
+    else if (t == "l2") s.stage_in_l2 = true;
     else if (t.starts_with("tv")) s.tile_v = num(t, 2);
     else if (t.starts_with("tn")) s.tile_n = num(t, 2);
     else if (t.starts_with("td")) s.tile_d = num(t, 2);

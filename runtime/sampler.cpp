@@ -111,9 +111,19 @@ struct Sampler::Impl {
 
   // The block counter, then one packed candidate per (row, sample); both
   // are zero between launches (the last block of each launch resets them).
+  // Then, for a spec that stages its logits in L2 (KernelSpec::stage_in_l2),
+  // one fp32 T_V x T_N tile per block, written and read within a launch.
   static constexpr std::size_t kCounterBytes = 256;
-  static std::size_t workspace_bytes(std::int64_t rows, int samples) {
-    return kCounterBytes + std::size_t(rows) * std::size_t(samples) * sizeof(fs_u64);
+  static std::size_t staging_offset(std::int64_t rows, int samples) {
+    const std::size_t end = kCounterBytes + std::size_t(rows) * std::size_t(samples) * sizeof(fs_u64);
+    return (end + 255) / 256 * 256;
+  }
+  static std::size_t staging_bytes(const KernelSpec& spec, std::int64_t blocks) {
+    return spec.stage_in_l2 ? std::size_t(blocks) * std::size_t(spec.tile_v) * std::size_t(spec.tile_n) * sizeof(float)
+                            : 0;
+  }
+  static std::size_t workspace_bytes(std::int64_t rows, int samples, std::size_t staging = 0) {
+    return staging_offset(rows, samples) + staging;
   }
 
   void ensure_workspace(std::size_t bytes, Stream stream) {
@@ -148,7 +158,6 @@ struct Sampler::Impl {
   void launch(runtime::LoadedModule& m, const void* weights, const void* hidden, const SampleArgs& a, Stream stream) {
     const KernelSpec& spec = m.spec();
     const std::int64_t vtiles = ceil_div(options.vocab, spec.tile_v);
-    ensure_workspace(workspace_bytes(a.rows, a.num_samples), stream);
 
     fs_fused_params p{};
     p.weights = weights;
@@ -159,8 +168,6 @@ struct Sampler::Impl {
     p.row = row_params(a);
     p.num_samples = a.num_samples;
     p.num_vtiles = int(vtiles);
-    p.done = reinterpret_cast<fs_u32*>(workspace.get());
-    p.best = reinterpret_cast<fs_u64*>(workspace.get() + kCounterBytes);
     p.out = a.out;
     p.out_is_int64 = a.index_type == IndexType::int64 ? 1 : 0;
     const std::int64_t tiles = vtiles * ceil_div(a.rows, spec.tile_n);
@@ -174,6 +181,11 @@ struct Sampler::Impl {
       const std::int64_t rounds = ceil_div(groups, m.resident_blocks() / spec.cluster);
       blocks = ceil_div(groups, rounds) * spec.cluster;
     }
+    ensure_workspace(workspace_bytes(a.rows, a.num_samples, staging_bytes(spec, blocks)), stream);
+    p.done = reinterpret_cast<fs_u32*>(workspace.get());
+    p.best = reinterpret_cast<fs_u64*>(workspace.get() + kCounterBytes);
+    p.staging = spec.stage_in_l2 ? reinterpret_cast<float*>(workspace.get() + staging_offset(a.rows, a.num_samples))
+                                 : nullptr;
     // The TMA-fed kernels take the tensor maps of W and H after the block
     // (cuLaunchKernel copies them; the caches only save re-encoding).
     // In a cluster the operand the blocks share is copied in slices, one per
@@ -225,9 +237,15 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
   if (rows < 1 || num_samples < 1)
     throw InvalidArgument(fmt::format("reserve({}, {}): rows and num_samples must be >= 1", rows, num_samples));
   impl_->ctx.make_current();
-  for (int b = 0; b <= bucket_of(rows); ++b) impl_->module_for(bucket_rows(b));
+  // Every bucket's module, and room for the largest staging any of them
+  // needs (a launch never uses more blocks than fit at once).
+  std::size_t staging = 0;
+  for (int b = 0; b <= bucket_of(rows); ++b) {
+    runtime::LoadedModule& m = *impl_->module_for(bucket_rows(b));
+    staging = std::max(staging, Impl::staging_bytes(m.spec(), m.resident_blocks()));
+  }
   impl_->module_for_logits();
-  impl_->ensure_workspace(Impl::workspace_bytes(rows, num_samples), nullptr);
+  impl_->ensure_workspace(Impl::workspace_bytes(rows, num_samples, staging), nullptr);
 }
 
 }  // namespace fusedsample

@@ -21,7 +21,10 @@
 //
 // Needs FS_TV, FS_TN, FS_LDL (row stride of the staged tile), FS_L_SWZ (true:
 // the tile is stored swizzled, fs_staged_col), FS_EPI_WARPS (the warps that
-// share the tile) and FS_EPI_G_MAX.
+// share the tile) and FS_EPI_G_MAX; FS_L_VMAJOR 1 when the tile is
+// vocabulary-major in global memory (L[v][n]: a row's values FS_TN apart,
+// FS_LDL 1; the lanes of a warp own consecutive rows, so each load of theirs
+// reads whole 128-byte lines).
 #pragma once
 #include "fs_params.cuh"
 #include "philox_batch.cuh"
@@ -33,6 +36,26 @@
 #ifndef FS_EPI_G_MAX
 #define FS_EPI_G_MAX 4
 #endif
+#ifndef FS_L_VMAJOR
+#define FS_L_VMAJOR 0
+#endif
+
+// Values col .. col + 3 (one value: col) of staged row nl, `row` its start.
+__device__ __forceinline__ float4 fs_own_load4(const float* row, int nl, int col) {
+#if FS_L_VMAJOR
+  return make_float4(__ldcg(row + col * FS_TN), __ldcg(row + (col + 1) * FS_TN), __ldcg(row + (col + 2) * FS_TN),
+                     __ldcg(row + (col + 3) * FS_TN));
+#else
+  return *reinterpret_cast<const float4*>(row + fs_staged_col<FS_L_SWZ>(nl, col));
+#endif
+}
+__device__ __forceinline__ float fs_own_load1(const float* row, int nl, int col) {
+#if FS_L_VMAJOR
+  return __ldcg(row + col * FS_TN);
+#else
+  return row[fs_staged_col<FS_L_SWZ>(nl, col)];
+#endif
+}
 
 // Threads per row: the largest power of two with slots * t <= threads and
 // at least one group of four values per thread.
@@ -145,7 +168,7 @@ __device__ __forceinline__ void fs_own_batch(fs_own_row& r, const float* row, in
 #pragma unroll
   for (int j = 0; j < G; ++j) {
     nv[j] = WHOLE ? 4 : min(max(left - 4 * (k0 + j), 0), 4);
-    l4[j] = *reinterpret_cast<const float4*>(row + fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * (k0 + j)));
+    l4[j] = fs_own_load4(row, nl, c0 + 4 * (k0 + j));
     // Every noise value is <= FS_GUMBEL_MAX and rounding is monotone: if
     // even the group's largest logit cannot reach B with it, no value of
     // the group can win or tie. fmaxf drops NaN (a NaN score never wins).
@@ -218,7 +241,7 @@ __device__ __forceinline__ void fs_own_batch(fs_own_row& r, const float* row, in
     const float best_lo = __fadd_rn(r.best, -mb), best_hi = __fadd_rn(r.best, mb);
     if (r.bi == FS_NO_INDEX || lo > best_hi) {  // strictly better (or the first)
       r.best = smax;
-      r.bl = row[fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * k0 + b)];
+      r.bl = fs_own_load1(row, nl, c0 + 4 * k0 + b);
       r.bi = v;
       r.exact = false;
       return;
@@ -232,7 +255,7 @@ __device__ __forceinline__ void fs_own_batch(fs_own_row& r, const float* row, in
     const int b = __ffs(surv) - 1;
     surv &= surv - 1;
     const int v = (int)(v0 + 4 * k0 + b);
-    const float sc = fs_own_exact_score(r, v, row[fs_staged_col<FS_L_SWZ>(nl, c0 + 4 * k0 + b)]);
+    const float sc = fs_own_exact_score(r, v, fs_own_load1(row, nl, c0 + 4 * k0 + b));
     if (fs_better(sc, v, r.best, r.bi)) {
       r.best = sc;
       r.bi = v;
@@ -286,7 +309,7 @@ struct fs_own_epilogue {
     for (int k = 0; k < fs_own_layout::RPT; ++k) fs_own_start_sample(rows[k], p, n0 + row_in_tile(k), s);
   }
 
-  // The staged tile L ([FS_TN][FS_LDL], batch rows [tn0, tn0 + FS_TN) x
+  // The staged tile L ([FS_TN][FS_LDL], or [FS_TV][FS_TN] with FS_L_VMAJOR; batch rows [tn0, tn0 + FS_TN) x
   // vocabulary [v0, v0 + FS_TV)). A single-sample launch keeps each row's
   // winner across tiles of the same batch rows; with several samples each
   // tile folds its winners (one running winner per row in registers).

@@ -33,6 +33,7 @@ struct fs_fused_params {
   void* out;             // [N][S] int64 or int32
   int out_is_int64;
   int pad0;
+  float* staging;        // wgmma_coop staging its logits in L2 (spec "l2"): one [T_V][T_N] fp32 tile per block; else null
 };
 
 #if defined(__CUDACC__)

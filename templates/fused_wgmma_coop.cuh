@@ -51,6 +51,14 @@
 // tv128 tn256 w12x1 fits four stages beside its 128 KiB of staged logits
 // (but each L2 request then brings 64 bytes, not 128).
 //
+// "l2" (FS_L_GLOBAL): the consumers write each tile's logits vocabulary-major
+// ([T_V][T_N], 8-byte stores) into the block's own tile of p.staging in
+// global memory, where they stay in L2 until the epilogue reads them back, so
+// shared memory holds only stages: tv128 tn256 (or tv256 tn128) w12x1 gets
+// four 128-byte-row stages (T_d = 64) instead of two. The handover protocol
+// (lfull / lfree) is the same; the barriers' release/acquire order the
+// global stores and loads of the block's threads as they do shared ones.
+//
 // w12x1 (three warpgroups, 384 threads): warpgroup 0 holds the producer's
 // warp and three epilogue warps; nobody changes registers (setmaxnreg is per
 // warpgroup), and the launch bound gives every thread 168, so 128
@@ -58,7 +66,7 @@
 // fewer shared-memory bytes per MMA than m64n128.
 //
 // Prelude macros: FS_TV (128 or 256) FS_TN FS_TD (32, 64 or 128) FS_STAGES
-// FS_WARPS_M(=12, 16 or 20) FS_WARPS_N(=1), FS_CLUSTER (default 1),
+// FS_WARPS_M(=12, 16 or 20) FS_WARPS_N(=1), FS_CLUSTER (default 1), FS_L_GLOBAL (default 0),
 // FS_DTYPE_BF16 / FS_DTYPE_F16, and the generated fs_wgmma_k16(acc, desc_w, desc_h).
 // Kernel parameters: the fs_fused_params block, then the tensor maps of W
 // and H (boxes of fs_tma_box_cols(T_d) columns by T_V or T_N rows, or the
@@ -83,8 +91,14 @@
 #define FS_EPI_WG (FS_SHARED_WG0 ? 0 : (FS_WARPS_M - 12) / 4)  // whole epilogue warpgroups
 #define FS_MI (FS_TV / 128)                 // 64-row blocks per consumer
 #define FS_NACC (FS_TN / 2)                 // fp32 accumulators per thread per 64-row block
-#define FS_LDL FS_TV                        // row stride of the staged logits (swizzled: fs_staged_col)
-#define FS_L_SWZ true
+#ifndef FS_L_GLOBAL
+#define FS_L_GLOBAL 0
+#endif
+// The staged logits: [T_N][T_V] swizzled in shared memory (fs_staged_col), or
+// with FS_L_GLOBAL ("l2") [T_V][T_N] in the block's tile of p.staging.
+#define FS_L_VMAJOR FS_L_GLOBAL
+#define FS_LDL (FS_L_GLOBAL ? 1 : FS_TV)    // row stride of the staged logits
+#define FS_L_SWZ (!FS_L_GLOBAL)
 #define FS_EPI_WARPS (FS_SHARED_WG0 ? 3 : 4 * FS_EPI_WG)
 #define FS_EPI_G_MAX 4                      // noise chains per epilogue lane
 #define FS_CONSUMER_ACCS (FS_MI * FS_NACC)  // fp32 accumulators per consumer thread
@@ -119,8 +133,14 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   unsigned char* fs_smem = fs_smem_align_1024(fs_smem_raw);
   fs_u16* Ws = reinterpret_cast<fs_u16*>(fs_smem);
   fs_u16* Hs = Ws + FS_STAGES * FS_TV * FS_TD;
-  float* L = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // [FS_TN][FS_LDL]
-  fs_u64* full = reinterpret_cast<fs_u64*>(L + FS_TN * FS_LDL);         // [FS_STAGES]
+  float* const Ls = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // [FS_TN][FS_TV], unless FS_L_GLOBAL
+#if FS_L_GLOBAL
+  float* const L = p.staging + (fs_i64)blockIdx.x * FS_TV * FS_TN;  // [FS_TV][FS_TN]
+  fs_u64* full = reinterpret_cast<fs_u64*>(Ls);                      // [FS_STAGES]
+#else
+  float* const L = Ls;
+  fs_u64* full = reinterpret_cast<fs_u64*>(Ls + FS_TN * FS_TV);  // [FS_STAGES]
+#endif
   fs_u64* empty = full + FS_STAGES;                                     // [FS_STAGES]
   fs_u64* lfull = empty + FS_STAGES;                                    // L holds a tile (consumer threads)
   fs_u64* lfree = lfull + 1;                                            // L was read (epilogue threads)
@@ -180,7 +200,11 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       // Hand the tile's logits to the epilogue once it has read the previous
       // tile's (for j = 0 the wait on the preceding parity passes at once).
       fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);
+#if FS_L_GLOBAL
+      fs_wgmma_stage_logits_vmajor<FS_MI, FS_NACC, FS_TN>(acc, L, c * FS_MI * 64, wq, lane);
+#else
       fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_TN, FS_LDL, FS_L_SWZ>(acc, L, 0, c * FS_MI * 64, wq, lane);
+#endif
       fs_mbar_arrive(lfull);
     }
   } else {

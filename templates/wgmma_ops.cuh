@@ -112,3 +112,25 @@ __device__ __forceinline__ void fs_wgmma_stage_logits(float (&acc)[MI][NACC], fl
     }
   }
 }
+
+// The same into a vocabulary-major tile in global memory, L[v][n] (row stride
+// TN, the wgmma_coop kernel staging in L2): accumulators 2i and 2i + 1 are
+// batch columns n and n + 1 of one vocabulary row, so each pair is one 8-byte
+// store, and a warp's store covers eight whole 32-byte sectors. (Plain
+// stores: __stcg on the float2 put the accumulators on the stack.)
+template <int MI, int NACC, int TN>
+__device__ __forceinline__ void fs_wgmma_stage_logits_vmajor(float (&acc)[MI][NACC], float* L, int v0, int wq,
+                                                             int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+    const int v = v0 + mi * 64 + wq * 16 + g;
+#pragma unroll
+    for (int a = 0; a < TN / 8; ++a) {
+      const int n = 8 * a + 2 * t;
+      *reinterpret_cast<float2*>(L + v * TN + n) = make_float2(acc[mi][4 * a + 0], acc[mi][4 * a + 1]);
+      *reinterpret_cast<float2*>(L + (v + 8) * TN + n) = make_float2(acc[mi][4 * a + 2], acc[mi][4 * a + 3]);
+      acc[mi][4 * a + 0] = acc[mi][4 * a + 1] = acc[mi][4 * a + 2] = acc[mi][4 * a + 3] = 0.0f;
+    }
+  }
+}

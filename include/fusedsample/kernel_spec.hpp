@@ -49,6 +49,11 @@ struct KernelSpec {
   // of a cluster compute tiles that share W or H, which is read from L2 once
   // and multicast into all of them ("c2" in the spec text; absent when 1).
   int cluster = 1;
+  // wgmma_coop only: hand each tile's fp32 logits to the epilogue through a
+  // per-block buffer in global memory (it stays in L2) instead of shared
+  // memory, which leaves the whole of shared memory to the stages ("l2" in
+  // the spec text; absent when false).
+  bool stage_in_l2 = false;
   DType dtype = DType::bf16;
   Arch arch = Arch::sm_90;
   Variant variant = Variant::mma_sync;
@@ -58,7 +63,8 @@ struct KernelSpec {
   std::size_t shared_bytes() const;
   // Throws InvalidArgument/Unsupported with the offending field if invalid.
   void validate() const;
-  // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1" (then " c2" for clusters):
+  // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1" (then " c2" for clusters,
+  // " l2" for logits staged in L2):
   // stable, parseable.
   std::string to_string() const;
   static KernelSpec parse(std::string_view text);

@@ -31,6 +31,11 @@ KernelSpec with_cluster(KernelSpec s, int cluster) {
   return s;
 }
 
+KernelSpec in_l2(KernelSpec s) {
+  s.stage_in_l2 = true;
+  return s;
+}
+
 // Runs f, expecting exception E whose message contains every needle.
 template <typename E, typename F>
 void expect_error(F&& f, const std::vector<std::string>& needles, const std::string& what) {
@@ -128,6 +133,26 @@ TEST(KernelSpec, ClusterToken) {
   EXPECT_EQ(c.shared_bytes(), one.shared_bytes());
 }
 
+// Logits staged in L2 print as a trailing "l2" (after any cluster), only
+// when set, and take no shared memory: the staged tile's 128 KiB of tv128
+// tn256 go to stages (four of 48 KiB fit, T_d = 64).
+TEST(KernelSpec, L2StagingToken) {
+  KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a);
+  EXPECT_THROW(s.validate(), fs::InvalidArgument);  // 192 KiB of stages + 128 KiB of logits
+  s.stage_in_l2 = true;
+  EXPECT_NO_THROW(s.validate());
+  EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 l2");
+  EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
+  EXPECT_EQ(s.shared_bytes() + 256 * 128 * 4,
+            spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a).shared_bytes());
+  EXPECT_LE(s.shared_bytes(), 4u * 384 * 64 * 2 + 2048);
+  s.cluster = 2;
+  EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 c2 l2");
+  EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
+  EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128").stage_in_l2);
+  expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90a wgmma_coop l3"); }, {"l3"}, "bad l2 token");
+}
+
 TEST(KernelSpec, ParseRejectsMalformedText) {
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90"); }, {"bf16 sm_90"}, "two fields");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse(""); }, {"dtype arch variant"}, "empty");
@@ -167,6 +192,8 @@ TEST(KernelSpec, ValidSpecsPass) {
       spec(DType::fp16, Variant::wgmma_coop, 256, 128, 64, 2, 16, 1, Arch::sm_90a),  // 128 accumulators: 2 row blocks
       spec(DType::bf16, Variant::wgmma_coop, 128, 256, 32, 4, 12, 1, Arch::sm_90a),  // w12x1: one m64n256, 64-byte rows
       spec(DType::bf16, Variant::wgmma_coop, 128, 128, 32, 6, 12, 1, Arch::sm_90a),  // w12x1 with 64 accumulators
+      in_l2(spec(DType::bf16, Variant::wgmma_coop, 256, 128, 64, 4, 12, 1, Arch::sm_90a)),  // logits staged in L2
+      in_l2(spec(DType::fp16, Variant::wgmma_coop, 128, 128, 64, 6, 20, 1, Arch::sm_90a)),
   };
   for (const KernelSpec& s : ok) {
     EXPECT_NO_THROW(s.validate()) << s.to_string();
@@ -252,6 +279,9 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {with_cluster(spec(b, Variant::wgmma_coop, 128, 64, 64, 4, 16, 1, Arch::sm_90a), 0), false, {"cluster"}},
       {with_cluster(spec(b, Variant::wgmma_ws, 128, 64, 64, 4, 12, 1, Arch::sm_90a), 2), false, {"wgmma_coop only"}},
       {with_cluster(spec(b, Variant::mma_sync, 128, 16, 64, 4, 4, 1), 2), false, {"wgmma_coop only"}},
+      {in_l2(spec(b, Variant::wgmma_ws, 128, 64, 64, 4, 12, 1, Arch::sm_90a)), false, {"l2", "wgmma_coop only"}},
+      {in_l2(spec(b, Variant::mma_sync, 128, 16, 64, 4, 4, 1)), false, {"l2", "wgmma_coop only"}},
+      {in_l2(spec(b, Variant::wgmma_coop, 128, 256, 64, 5, 12, 1, Arch::sm_90a)), false, {"shared memory"}},
       {spec(b, Variant::wgmma, 256, 256, 64, 2, 16, 1, Arch::sm_90a), false, {"128 accumulators", "registers"}},
   };
   for (const BadSpec& c : cases) {

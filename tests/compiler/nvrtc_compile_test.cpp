@@ -126,6 +126,11 @@ void check_compiled(const KernelSpec& spec) {
     const bool multicast = k.ptx.find(".multicast::cluster") != std::string::npos;
     EXPECT_EQ(multicast, spec.cluster > 1);
     if (spec.cluster > 1) EXPECT_NE(k.ptx.find(fmt::format(".reqnctapercluster {}, 1, 1", spec.cluster)), std::string::npos);
+    // Logits staged in L2 are stored to global memory in 8-byte pieces;
+    // staged in shared memory, no float is stored to global memory but the
+    // indices (and the epilogue's atomics).
+    const bool global_pairs = k.ptx.find("st.global.v2.f32") != std::string::npos;
+    EXPECT_EQ(global_pairs, spec.stage_in_l2);
   } else if (spec.variant == Variant::mma_sync) {
     EXPECT_NE(k.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
     EXPECT_NE(k.ptx.find(spec.dtype == DType::bf16 ? ".bf16.bf16" : ".f16.f16"), std::string::npos);
@@ -192,6 +197,15 @@ std::vector<CompileCase> all_cases() {
     KernelSpec w12c2 = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 32, 6, 12, 1);
     w12c2.cluster = 2;
     out.push_back({w12c2});
+    // Logits staged in L2: 128 x 256 and 256 x 128 tiles with 128-byte rows,
+    // alone and in a cluster.
+    KernelSpec l2 = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 256, 64, 4, 12, 1);
+    l2.stage_in_l2 = true;
+    out.push_back({l2});
+    KernelSpec l2t = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 128, 64, 4, 12, 1);
+    l2t.stage_in_l2 = true;
+    l2t.cluster = 2;
+    out.push_back({l2t});
   }
   return out;
 }

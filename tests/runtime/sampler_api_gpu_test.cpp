@@ -476,6 +476,44 @@ TEST(SamplerApiGpu, GraphCaptureMatchesDirectCall) {
   testing::compare_with_reference(direct2, ref, pb.V, S, "graph test direct call");
 }
 
+// A spec that stages its logits in L2 needs a tile of workspace per block
+// besides the candidates: reserve() makes room for it, so the capture needs
+// no allocation and the replay samples as the direct call does.
+TEST(SamplerApiGpu, L2StagingCapturesAfterReserve) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  const KernelSpec spec = testing::make_wgmma_coop_spec(DType::bf16, 128, 40, 6, 20, 1, 64, true);
+  if (!testing::spec_runs_here(spec)) GTEST_SKIP() << "needs an sm_90 GPU for " << spec.to_string();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const Problem pb(DType::bf16, rng);
+  const int S = 2;
+  const std::size_t n = std::size_t(pb.N * S);
+  Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype, spec));
+  sampler.reserve(pb.N, S);
+  DeviceMemory out_graph(n * 8), out_direct(n * 8);
+  testing::StreamGuard stream;
+  testing::GraphGuard graph;
+  FS_CU(cuStreamBeginCapture(stream.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  std::string error;
+  try {
+    sampler.sample(pb.args(out_graph, S), stream.get());
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  driver::api().cuStreamEndCapture(stream.s, &graph.g);
+  ASSERT_TRUE(error.empty()) << "capture after reserve() failed: " << error;
+  testing::GraphExecGuard exec;
+  FS_CU(cuGraphInstantiate(&exec.e, graph.g, 0));
+  testing::poison(out_graph);
+  FS_CU(cuGraphLaunch(exec.e, stream.s));
+  testing::poison(out_direct);
+  sampler.sample(pb.args(out_direct, S), stream.get());
+  FS_CU(cuStreamSynchronize(stream.s));
+  const auto replayed = from_device<std::int64_t>(out_graph, n), direct = from_device<std::int64_t>(out_direct, n);
+  expect_all_in_range(direct, pb.V, "direct call");
+  EXPECT_EQ(replayed, direct);
+}
+
 // Without reserve(), a call that must grow the workspace while the stream is
 // being captured throws InvalidArgument naming reserve(), launches nothing
 // and leaves the capture valid; after reserve() the same capture works.

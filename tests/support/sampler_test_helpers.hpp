@@ -128,9 +128,10 @@ inline KernelSpec make_wgmma_ws_spec(DType dtype, int tile_v, int tile_n, int st
 // warps_m 16 or 20: one or two epilogue warpgroups; cluster: blocks per
 // cluster, which share W or H through multicast copies).
 inline KernelSpec make_wgmma_coop_spec(DType dtype, int tile_v, int tile_n, int stages, int warps_m, int cluster = 1,
-                                       int tile_d = 64) {
+                                       int tile_d = 64, bool stage_in_l2 = false) {
   KernelSpec s = build_spec(dtype, Variant::wgmma_coop, Arch::sm_90a, tile_v, tile_n, tile_d, stages, warps_m, 1);
   s.cluster = cluster;
+  s.stage_in_l2 = stage_in_l2;
   return s;
 }
 
@@ -162,7 +163,10 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_coop_spec(dtype, 128, 256, 2, 16), make_wgmma_coop_spec(dtype, 256, 128, 2, 16),
           // w12x1 (producer warp + three epilogue warps): one m64n256 per k16 step with 64-byte rows (T_d = 32),
           // and T_d = 32 in a cluster
-          make_wgmma_coop_spec(dtype, 128, 256, 4, 12, 1, 32), make_wgmma_coop_spec(dtype, 128, 128, 6, 12, 2, 32)};
+          make_wgmma_coop_spec(dtype, 128, 256, 4, 12, 1, 32), make_wgmma_coop_spec(dtype, 128, 128, 6, 12, 2, 32),
+          // logits staged in L2: 128 x 256 and 256 x 128 (in a cluster) with 128-byte rows, and w20x1
+          make_wgmma_coop_spec(dtype, 128, 256, 4, 12, 1, 64, true), make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 2, 64, true),
+          make_wgmma_coop_spec(dtype, 128, 40, 6, 20, 1, 64, true)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
@@ -186,7 +190,7 @@ inline std::string tiles_name(const KernelSpec& s) {
   const std::string variant = is_wgmma(s.variant) ? std::string(to_string(s.variant)) + "_" : "";
   return variant + "tv" + std::to_string(s.tile_v) + "_tn" + std::to_string(s.tile_n) + "_td" + std::to_string(s.tile_d) + "_s" +
          std::to_string(s.stages) + "_w" + std::to_string(s.warps_m) + "x" + std::to_string(s.warps_n) +
-         (s.cluster > 1 ? "_c" + std::to_string(s.cluster) : "");
+         (s.cluster > 1 ? "_c" + std::to_string(s.cluster) : "") + (s.stage_in_l2 ? "_l2" : "");
 }
 
 inline SamplerOptions sampler_options(std::int64_t V, std::int64_t d, DType dtype,
@@ -232,6 +236,26 @@ struct GraphExecGuard {
 // Comparison against the CPU reference
 // ---------------------------------------------------------------------------
 
+// The most near-ties (reference top-2 gap under the tolerance) a comparison
+// of `pairs` independent pairs may hold: the smallest k with
+// P(Binomial(pairs, 0.02) > k) <= 1e-6. So a tolerance under which more than
+// ~2 % of pairs are near-ties (a loose tolerance makes the comparison vacuous)
+// fails, and a sound one fails less than once in a million comparisons. (The
+// bound it replaces, 0.02 pairs + 1, rejected 3 near-ties in 64 pairs,
+// which the fp32 shapes of the unfused test produce about once in 2000 runs.)
+inline std::int64_t near_tie_limit(std::int64_t pairs) {
+  constexpr double p = 0.02, alpha = 1e-6;
+  const double n = double(pairs);
+  double cdf = 0;  // P(X <= k)
+  for (std::int64_t k = 0; k < pairs; ++k) {
+    const double x = double(k);  // log P(X = k), in logs so that large n does not underflow
+    cdf += std::exp(std::lgamma(n + 1) - std::lgamma(x + 1) - std::lgamma(n - x + 1) + x * std::log(p) +
+                    (n - x) * std::log1p(-p));
+    if (1.0 - cdf <= alpha) return k;
+  }
+  return pairs;
+}
+
 struct Comparison {
   std::int64_t pairs = 0;       // (row, sample) pairs
   std::int64_t close = 0;       // reference best - runner_up < tolerance: either order is correct
@@ -273,7 +297,7 @@ inline Comparison compare_with_reference(const std::vector<std::int64_t>& got, c
   }
   EXPECT_EQ(c.out_of_range, 0) << what;
   EXPECT_EQ(c.mismatches, 0) << what;
-  EXPECT_LE(double(c.close_events), 0.02 * double(c.pairs) + 1.0)
+  EXPECT_LE(c.close_events, near_tie_limit(c.pairs))
       << what << ": too many near-ties (" << c.close_events << " independent, " << c.close << " of " << c.pairs
       << " pairs)";
   return c;
