@@ -4,7 +4,7 @@
 # run the benchmark with them, and take the ncu summaries (achieved DRAM
 # bandwidth at N = 1, tensor-pipe activity at N = 256). Six files go to $OUT
 # (the device tool brings back only a few per call).
-#   scripts/tune_bench.sh [extra fusedsample_bench args]
+#   [TUNE_ARGS="--max-candidates 96"] scripts/tune_bench.sh [extra fusedsample_bench args]
 set -uo pipefail
 OUT=${OUT:-/tmp/fs-out}
 mkdir -p "$OUT"
@@ -14,7 +14,7 @@ fs=./build/fusedsample
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.mem,power.limit --format=csv
 for shape in "151936 4096" "128256 8192"; do
   set -- $shape
-  $fs tune --vocab "$1" --hidden "$2" --dtype bf16 --batches 1-256 2>/tmp/tune_progress_$1.txt >"$OUT/tune_$1.md"
+  $fs tune --vocab "$1" --hidden "$2" --dtype bf16 --batches 1-256 ${TUNE_ARGS:-} 2>/tmp/tune_progress_$1.txt >"$OUT/tune_$1.md"
   tail -n 3 /tmp/tune_progress_$1.txt
 done
 $fs export -o "$OUT/tuning.json"
