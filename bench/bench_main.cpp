@@ -230,7 +230,8 @@ std::string sweep_table() {
     const auto [v, d, n] = key;
     const double floor = g_results[{v, d}][n].floor;
     for (const auto& [spec, us] : specs)
-      o << fmt::format("| {} | {} | {} | {} | {:.1f} | {:.3f} |\n", v, d, n, spec, us, floor > 0 ? us / floor : 0);
+      o << fmt::format("| {} | {} | {} | {} | {:.1f} | {} |\n", v, d, n, spec, us,
+                       floor > 0 ? fmt::format("{:.3f}", us / floor) : "n/a (floor not run)");
   }
   return o.str();
 }
