@@ -52,7 +52,7 @@
 // (but each L2 request then brings 64 bytes, not 128).
 //
 // "l2" (FS_L_GLOBAL): the consumers write each tile's logits vocabulary-major
-// ([T_V][T_N], 8-byte stores) into the block's own tile of p.staging in
+// ([T_V][T_N], 8-byte stores: fs_wgmma_stage_logits<..., VMAJOR>) into the block's own tile of p.staging in
 // global memory, where they stay in L2 until the epilogue reads them back, so
 // shared memory holds only stages: tv128 tn256 (or tv256 tn128) w12x1 gets
 // four 128-byte-row stages (T_d = 64) instead of two. The handover protocol
@@ -200,11 +200,9 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       // Hand the tile's logits to the epilogue once it has read the previous
       // tile's (for j = 0 the wait on the preceding parity passes at once).
       fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);
-#if FS_L_GLOBAL
-      fs_wgmma_stage_logits_vmajor<FS_MI, FS_NACC, FS_TN>(acc, L, c * FS_MI * 64, wq, lane);
-#else
-      fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_TN, FS_LDL, FS_L_SWZ>(acc, L, 0, c * FS_MI * 64, wq, lane);
-#endif
+      // [T_N][T_V] swizzled in shared memory, or [T_V][T_N] in global memory (FS_L_GLOBAL).
+      fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_TN, FS_L_GLOBAL ? FS_TN : FS_LDL, FS_L_SWZ, FS_L_GLOBAL>(
+          acc, L, 0, c * FS_MI * 64, wq, lane);
       fs_mbar_arrive(lfull);
     }
   } else {

@@ -93,7 +93,12 @@ __device__ __forceinline__ int fs_staged_col(int n, int v) {
 // i of a 64-row block: vocabulary row 16*wq + g (+8 if i&2), batch column
 // 8*(i/4) + 2t + (i&1), with g = lane / 4, t = lane % 4; block mi starts at
 // vocabulary row v0 + 64 * mi of the tile.
-template <int MI, int NACC, int EPI_N, int LDL, bool SWZ = false>
+// VMAJOR: the tile is vocabulary-major instead, L[v][n - c0] (row stride LDL,
+// the wgmma_coop kernel staging in L2): accumulators 2i and 2i + 1 are batch
+// columns n and n + 1 of one vocabulary row, so each pair is one 8-byte store
+// and a warp's store covers eight whole 32-byte sectors. (Plain stores:
+// __stcg on the float2 put the accumulators on the stack.)
+template <int MI, int NACC, int EPI_N, int LDL, bool SWZ = false, bool VMAJOR = false>
 __device__ __forceinline__ void fs_wgmma_stage_logits(float (&acc)[MI][NACC], float* L, int c0, int v0, int wq,
                                                       int lane) {
   const int g = lane >> 2, t = lane & 3;
@@ -104,32 +109,15 @@ __device__ __forceinline__ void fs_wgmma_stage_logits(float (&acc)[MI][NACC], fl
     for (int j = 0; j < EPI_N / 8; ++j) {
       const int a = c0 / 8 + j;  // accumulator column group
       const int n = 8 * j + 2 * t;
-      L[n * LDL + fs_staged_col<SWZ>(n, v)] = acc[mi][4 * a + 0];
-      L[(n + 1) * LDL + fs_staged_col<SWZ>(n + 1, v)] = acc[mi][4 * a + 1];
-      L[n * LDL + fs_staged_col<SWZ>(n, v + 8)] = acc[mi][4 * a + 2];
-      L[(n + 1) * LDL + fs_staged_col<SWZ>(n + 1, v + 8)] = acc[mi][4 * a + 3];
-      acc[mi][4 * a + 0] = acc[mi][4 * a + 1] = acc[mi][4 * a + 2] = acc[mi][4 * a + 3] = 0.0f;
-    }
-  }
-}
-
-// The same into a vocabulary-major tile in global memory, L[v][n] (row stride
-// TN, the wgmma_coop kernel staging in L2): accumulators 2i and 2i + 1 are
-// batch columns n and n + 1 of one vocabulary row, so each pair is one 8-byte
-// store, and a warp's store covers eight whole 32-byte sectors. (Plain
-// stores: __stcg on the float2 put the accumulators on the stack.)
-template <int MI, int NACC, int TN>
-__device__ __forceinline__ void fs_wgmma_stage_logits_vmajor(float (&acc)[MI][NACC], float* L, int v0, int wq,
-                                                             int lane) {
-  const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi) {
-    const int v = v0 + mi * 64 + wq * 16 + g;
-#pragma unroll
-    for (int a = 0; a < TN / 8; ++a) {
-      const int n = 8 * a + 2 * t;
-      *reinterpret_cast<float2*>(L + v * TN + n) = make_float2(acc[mi][4 * a + 0], acc[mi][4 * a + 1]);
-      *reinterpret_cast<float2*>(L + (v + 8) * TN + n) = make_float2(acc[mi][4 * a + 2], acc[mi][4 * a + 3]);
+      if constexpr (VMAJOR) {
+        *reinterpret_cast<float2*>(L + v * LDL + n) = make_float2(acc[mi][4 * a + 0], acc[mi][4 * a + 1]);
+        *reinterpret_cast<float2*>(L + (v + 8) * LDL + n) = make_float2(acc[mi][4 * a + 2], acc[mi][4 * a + 3]);
+      } else {
+        L[n * LDL + fs_staged_col<SWZ>(n, v)] = acc[mi][4 * a + 0];
+        L[(n + 1) * LDL + fs_staged_col<SWZ>(n + 1, v)] = acc[mi][4 * a + 1];
+        L[n * LDL + fs_staged_col<SWZ>(n, v + 8)] = acc[mi][4 * a + 2];
+        L[(n + 1) * LDL + fs_staged_col<SWZ>(n + 1, v + 8)] = acc[mi][4 * a + 3];
+      }
       acc[mi][4 * a + 0] = acc[mi][4 * a + 1] = acc[mi][4 * a + 2] = acc[mi][4 * a + 3] = 0.0f;
     }
   }
