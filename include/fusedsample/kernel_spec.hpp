@@ -16,7 +16,8 @@ enum class Arch { sm_80, sm_86, sm_89, sm_90, sm_90a };
 // stages, two consumer warpgroups ping-pong between MMAs and the epilogue
 // (w12x1; tile_v = one consumer's 64 or 128 vocabulary rows);
 // wgmma_coop: warp-specialized too, but the two consumer warpgroups share each
-// tile and stage (tile_v = both consumers' 128 or 256 rows, tile_n <= 128) and
+// tile and stage (tile_v = both consumers' 128 or 256 rows, at most 128
+// accumulators per consumer thread: tile_v / 128 * tile_n / 2) and
 // hand each tile's logits to one (w16x1) or two (w20x1) epilogue warpgroups,
 // or (w12x1) to three epilogue warps beside the producer's warp.
 // wgmma_ws and wgmma_coop load their stages with the tensor memory accelerator.
@@ -63,9 +64,8 @@ struct KernelSpec {
   std::size_t shared_bytes() const;
   // Throws InvalidArgument/Unsupported with the offending field if invalid.
   void validate() const;
-  // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1" (then " c2" for clusters,
-  // " l2" for logits staged in L2):
-  // stable, parseable.
+  // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1", then " c2" for clusters
+  // and " l2" for logits staged in L2: stable, parseable.
   std::string to_string() const;
   static KernelSpec parse(std::string_view text);
   bool operator==(const KernelSpec&) const = default;

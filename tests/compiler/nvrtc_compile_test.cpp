@@ -172,40 +172,36 @@ std::vector<CompileCase> all_cases() {
     out.push_back({make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 64, 8, 64, 6, 12, 1)});
     out.push_back({make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 128, 128, 64, 4, 12, 1)});
     out.push_back({make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 64, 256, 64, 4, 12, 1)});
-    // Cooperative: one and two epilogue warpgroups, one and two 64-row
-    // blocks per consumer, the smallest N with two stages.
-    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 64, 4, 16, 1)});
-    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 64, 64, 3, 20, 1)});
-    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 8, 64, 2, 20, 1)});
-    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 64, 5, 20, 1)});
-    // Clusters of two and four blocks (multicast copies, cluster barriers).
-    KernelSpec c2 = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 64, 4, 20, 1);
-    c2.cluster = 2;
-    out.push_back({c2});
-    KernelSpec c4 = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 32, 64, 4, 16, 1);
-    c4.cluster = 4;
-    out.push_back({c4});
-    // Two 64-column boxes per stage.
-    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 64, 128, 4, 20, 1)});
-    // 128 accumulators per consumer: T_N = 256 as two m64n128, two 64-row blocks.
-    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 256, 64, 2, 16, 1)});
-    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 128, 64, 2, 16, 1)});
+    // Cooperative (`coop`: T_V, T_N, T_d, stages, warps, cluster, logits in L2):
+    const auto coop = [d](int tv, int tn, int td, int st, int wm, int cluster = 1, bool l2 = false) {
+      KernelSpec s = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, tv, tn, td, st, wm, 1);
+      s.cluster = cluster;
+      s.stage_in_l2 = l2;
+      return CompileCase{s};
+    };
+    // one and two epilogue warpgroups, one and two 64-row blocks per
+    // consumer, the smallest N with two stages;
+    out.push_back(coop(128, 128, 64, 4, 16));
+    out.push_back(coop(256, 64, 64, 3, 20));
+    out.push_back(coop(128, 8, 64, 2, 20));
+    out.push_back(coop(128, 128, 64, 5, 20));
+    // clusters of two and four blocks (multicast copies, cluster barriers);
+    out.push_back(coop(128, 128, 64, 4, 20, 2));
+    out.push_back(coop(256, 32, 64, 4, 16, 4));
+    // two 64-column boxes per stage;
+    out.push_back(coop(128, 64, 128, 4, 20));
+    // 128 accumulators per consumer: T_N = 256 as two m64n128, two 64-row blocks;
+    out.push_back(coop(128, 256, 64, 2, 16));
+    out.push_back(coop(256, 128, 64, 2, 16));
     // w12x1 (producer warp + three epilogue warps, 168 registers each): T_N =
     // 256 as one m64n256 per k16 step; T_d = 32 (64-byte swizzled rows), alone
-    // and in a cluster.
-    out.push_back({make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 256, 32, 4, 12, 1)});
-    KernelSpec w12c2 = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 128, 32, 6, 12, 1);
-    w12c2.cluster = 2;
-    out.push_back({w12c2});
-    // Logits staged in L2: 128 x 256 and 256 x 128 tiles with 128-byte rows,
+    // and in a cluster;
+    out.push_back(coop(128, 256, 32, 4, 12));
+    out.push_back(coop(128, 128, 32, 6, 12, 2));
+    // logits staged in L2: 128 x 256 and 256 x 128 tiles with 128-byte rows,
     // alone and in a cluster.
-    KernelSpec l2 = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 256, 64, 4, 12, 1);
-    l2.stage_in_l2 = true;
-    out.push_back({l2});
-    KernelSpec l2t = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 256, 128, 64, 4, 12, 1);
-    l2t.stage_in_l2 = true;
-    l2t.cluster = 2;
-    out.push_back({l2t});
+    out.push_back(coop(128, 256, 64, 4, 12, 1, true));
+    out.push_back(coop(256, 128, 64, 4, 12, 2, true));
   }
   return out;
 }
