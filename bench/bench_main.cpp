@@ -3,13 +3,16 @@
 //   fused    - fusedsample's fused matmul + Gumbel-max sampler
 //   cublas   - cuBLASLt GEMM alone (best of its heuristic's algorithms, bf16 out)
 //   unfused  - cuBLASLt GEMM to fp32 logits + our sampler over those logits
-// By default (--fs_order=interleaved) the four are timed together per (shape,
-// N) by `compare/...`: --fs_reps rounds, each calling every pipeline once in a
-// rotating order (event_timer.hpp: under the GPU's power limit the clock
-// depends on the preceding work, so each line should see the same mix of
-// it). --fs_order=sequential times each line on its own, one after the
-// other, as before. Each number is the median over its repetitions. A
-// markdown summary table is printed at the end (and written to
+// By default (--fs_order=balanced) the four are timed together per (shape, N)
+// by `compare/...`, back to back in an order where each line runs after every
+// line (itself included) equally often (call_order.hpp: under the GPU's power
+// limit a kernel's clock depends on the work just before it).
+// --fs_order=rotating is the order of sessions 1-11 (rounds rotated by one,
+// which made the fused line follow the unfused one in 3 calls of 4, and
+// cuBLAS the memory-bound floor); --fs_order=sequential times each line on
+// its own, one after the other. --fs_by_predecessor adds a table of each
+// line's median by the line before it. Each number is the median over its
+// repetitions. A markdown summary table is printed at the end (and written to
 // --fs_table=FILE) for BENCHMARKS.md.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -19,11 +22,13 @@
 #include <functional>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "bench/bench_data.hpp"
+#include "bench/call_order.hpp"
 #include "bench/cublas_gemm.hpp"
 #include "bench/event_timer.hpp"
 #include "fusedsample/fusedsample.hpp"
@@ -44,14 +49,28 @@ struct Options {
   float logit_std = 1.0f;    // --fs_logit_std: the logits' standard deviation (spread decides the exact skip)
   std::string table_path;
   std::vector<std::string> sweep_specs;  // --fs_specs: extra forced configs to time
-  bool interleaved = true;               // --fs_order=interleaved|sequential
+  enum class Order { balanced, rotating, sequential } order = Order::balanced;  // --fs_order=
+  bool by_predecessor = false;  // --fs_by_predecessor
 };
+
+const char* order_text(Options::Order o) {
+  switch (o) {
+    case Options::Order::balanced: return "floor, cuBLAS, unfused and fused interleaved per N, each after every line equally often";
+    case Options::Order::rotating: return "floor, cuBLAS, unfused and fused interleaved per N in rotating rounds";
+    case Options::Order::sequential: return "each line timed on its own";
+  }
+  return "";
+}
 Options g_opt;
 
 struct Row {
   double floor = 0, fused = 0, cublas = 0, unfused = 0;
 };
 std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, Row>> g_results;  // (V,d) -> N -> row
+// --fs_by_predecessor: (V,d) -> N -> [line][line before it] -> median µs (0: none).
+using PredecessorTable = std::vector<std::vector<double>>;
+std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, PredecessorTable>> g_by_predecessor;
+constexpr const char* kLineNames[] = {"floor", "cuBLAS", "unfused", "fused"};
 
 struct ShapeState {
   std::unique_ptr<fb::ShapeData> data;
@@ -184,17 +203,32 @@ void BM_Line(benchmark::State& state, fb::Shape s, std::int64_t n, void (Lines::
   g_results[{s.vocab, s.hidden}][n].*slot = us;
 }
 
-// --fs_order=interleaved (default): the four lines of one (shape, N) timed
-// together, --fs_reps rounds in a rotating order.
+// --fs_order=balanced (default) or rotating: the four lines of one (shape, N)
+// timed together, at least --fs_reps calls each (call_order.hpp).
 void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
   if (shape_state(s).floor_blocks == 0) {
     state.SkipWithError("compare needs floor/ to run first (keep it in --benchmark_filter)");
     return;
   }
   Lines lines(s, n);
-  const auto t = fb::time_interleaved_us(
-      {[&] { lines.floor(); }, [&] { lines.cublas(); }, [&] { lines.unfused(); }, [&] { lines.fused(); }}, nullptr, 3,
-      g_opt.reps);
+  const std::vector<std::function<void()>> calls{
+      [&] { lines.floor(); }, [&] { lines.cublas(); }, [&] { lines.unfused(); }, [&] { lines.fused(); }};
+  const auto order = g_opt.order == Options::Order::rotating ? fb::rotating_call_order(calls.size(), g_opt.reps)
+                                                             : fb::balanced_call_order(calls.size(), g_opt.reps);
+  const auto timed = fb::time_in_order_us(calls, order, nullptr, 3);
+  std::vector<std::vector<double>> t(calls.size());
+  std::vector<std::vector<std::vector<double>>> after(calls.size(), std::vector<std::vector<double>>(calls.size()));
+  for (const auto& c : timed) {
+    t[c.line].push_back(c.us);
+    after[c.line][c.after].push_back(c.us);
+  }
+  if (g_opt.by_predecessor) {
+    PredecessorTable& p = g_by_predecessor[{s.vocab, s.hidden}][n];
+    p.assign(calls.size(), std::vector<double>(calls.size(), 0.0));
+    for (std::size_t l = 0; l < calls.size(); ++l)
+      for (std::size_t b = 0; b < calls.size(); ++b)
+        if (!after[l][b].empty()) p[l][b] = fb::median(after[l][b]);
+  }
   Row& r = g_results[{s.vocab, s.hidden}][n];
   r.floor = fb::median(t[0]);
   r.cublas = fb::median(t[1]);
@@ -219,6 +253,23 @@ std::string summary_table() {
                        r.floor, r.cublas, r.unfused, r.fused / r.floor, r.cublas > 0 ? r.fused / r.cublas : 0,
                        r.unfused > 0 ? r.fused / r.unfused : 0, wbytes / (r.fused * 1e-6) / 1e9);
     }
+  }
+  return o.str();
+}
+
+std::string predecessor_table() {
+  std::ostringstream o;
+  for (const auto& [shape, rows] : g_by_predecessor) {
+    o << fmt::format("\n### V={}, d={}: median µs by the line that ran just before\n\n| N | line |", shape.first,
+                     shape.second);
+    for (const char* name : kLineNames) o << " after " << name << " |";
+    o << "\n|---:|---|---:|---:|---:|---:|\n";
+    for (const auto& [n, table] : rows)
+      for (std::size_t l = 0; l < table.size(); ++l) {
+        o << fmt::format("| {} | {} |", n, kLineNames[l]);
+        for (double us : table[l]) o << (us > 0 ? fmt::format(" {:.1f} |", us) : std::string(" - |"));
+        o << "\n";
+      }
   }
   return o.str();
 }
@@ -253,8 +304,11 @@ void parse_own_flags(int& argc, char** argv) {
     else if (a.rfind("--fs_table=", 0) == 0) g_opt.table_path = a.substr(11);
     else if (a.rfind("--fs_temperature=", 0) == 0) g_opt.temperature = std::stof(a.substr(17));
     else if (a.rfind("--fs_logit_std=", 0) == 0) g_opt.logit_std = std::stof(a.substr(15));
-    else if (a == "--fs_order=interleaved") g_opt.interleaved = true;
-    else if (a == "--fs_order=sequential") g_opt.interleaved = false;
+    else if (a == "--fs_order=balanced" || a == "--fs_order=interleaved") g_opt.order = Options::Order::balanced;
+    else if (a == "--fs_order=rotating") g_opt.order = Options::Order::rotating;
+    else if (a == "--fs_order=sequential") g_opt.order = Options::Order::sequential;
+    else if (a == "--fs_by_predecessor") g_opt.by_predecessor = true;
+    else if (a.rfind("--fs_order=", 0) == 0) throw std::invalid_argument("unknown " + a + " (balanced, rotating or sequential)");
     else if (a.rfind("--fs_specs=", 0) == 0) {
       std::stringstream in(a.substr(11));
       std::string spec;
@@ -273,7 +327,12 @@ void parse_own_flags(int& argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  parse_own_flags(argc, argv);
+  try {
+    parse_own_flags(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
   benchmark::Initialize(&argc, argv);
   std::string why;
   if (!fs::gpu_available(&why)) {
@@ -288,7 +347,7 @@ int main(int argc, char** argv) {
       const std::string tag = fmt::format("V{}_d{}", s.vocab, s.hidden);
       benchmark::RegisterBenchmark(("floor/" + tag).c_str(), BM_Floor, s)->Iterations(1)->UseManualTime();
       for (auto n : g_opt.rows) {
-        if (g_opt.interleaved) {
+        if (g_opt.order != Options::Order::sequential) {
           benchmark::RegisterBenchmark(fmt::format("compare/{}/N{}", tag, n).c_str(), BM_Compare, s, n)->Iterations(1)->UseManualTime();
         } else {
           const std::tuple<const char*, void (Lines::*)(), double Row::*> lines[] = {
@@ -311,9 +370,8 @@ int main(int argc, char** argv) {
     const std::string table = fmt::format(
         "GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number ({}); logits ~ N(0, {}^2), temperature {}\n{}",
         dev.name, dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps,
-        g_opt.interleaved ? "floor, cuBLAS, unfused and fused interleaved per N" : "each line timed on its own",
-        g_opt.logit_std, g_opt.temperature,
-        summary_table() + sweep_table());
+        order_text(g_opt.order), g_opt.logit_std, g_opt.temperature,
+        summary_table() + predecessor_table() + sweep_table());
     std::printf("%s\n", table.c_str());
     if (!g_opt.table_path.empty()) std::ofstream(g_opt.table_path) << table;
   } catch (const std::exception& e) {

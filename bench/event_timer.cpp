@@ -25,28 +25,23 @@ std::vector<double> time_us(const std::function<void()>& enqueue, CUstream strea
   return out;
 }
 
-std::vector<std::vector<double>> time_interleaved_us(const std::vector<std::function<void()>>& calls, CUstream stream,
-                                                     int warmup, int rounds) {
-  const std::size_t n = calls.size();
+std::vector<TimedCall> time_in_order_us(const std::vector<std::function<void()>>& calls,
+                                        const std::vector<std::size_t>& order, CUstream stream, int warmup) {
   for (int i = 0; i < warmup; ++i)
     for (const auto& c : calls) c();
-  std::vector<CUevent> ev(2 * n * std::size_t(rounds));
+  std::vector<CUevent> ev(2 * order.size());
   for (auto& e : ev) FS_CU(cuEventCreate(&e, CU_EVENT_DEFAULT));
-  std::vector<std::size_t> order;  // pipeline of each timed call
-  for (int r = 0; r < rounds; ++r)
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t p = (std::size_t(r) + k) % n, i = order.size();
-      FS_CU(cuEventRecord(ev[2 * i], stream));
-      calls[p]();
-      FS_CU(cuEventRecord(ev[2 * i + 1], stream));
-      order.push_back(p);
-    }
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    FS_CU(cuEventRecord(ev[2 * i], stream));
+    calls.at(order[i])();
+    FS_CU(cuEventRecord(ev[2 * i + 1], stream));
+  }
   FS_CU(cuStreamSynchronize(stream));
-  std::vector<std::vector<double>> out(n);
+  std::vector<TimedCall> out(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     float ms = 0;
     FS_CU(cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-    out[order[i]].push_back(ms * 1000.0);
+    out[i] = {order[i], i > 0 ? order[i - 1] : (warmup > 0 ? calls.size() - 1 : order[i]), ms * 1000.0};
   }
   for (auto& e : ev) FS_CU(cuEventDestroy(e));
   return out;

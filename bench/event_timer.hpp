@@ -2,6 +2,7 @@
 #pragma once
 #include <cuda.h>
 
+#include <cstddef>
 #include <functional>
 #include <vector>
 
@@ -13,15 +14,20 @@ namespace fusedsample::bench {
 // on `stream`; returns every repetition's time in microseconds.
 std::vector<double> time_us(const std::function<void()>& enqueue, CUstream stream, int warmup, int reps);
 
-// Times several pipelines under the same conditions: after `warmup` calls of
-// each, `rounds` rounds that call every pipeline once, the order rotating by
-// one each round, all enqueued back to back with an event pair around each
-// call (no host gaps). Returns µs per call, [pipeline][round]. Under a power
-// or thermal limit the clock follows the work of the last few milliseconds;
-// interleaving gives every pipeline the same mix of predecessors, where
-// timing them one after the other would give each its own clock.
-std::vector<std::vector<double>> time_interleaved_us(const std::vector<std::function<void()>>& calls, CUstream stream,
-                                                     int warmup, int rounds);
+// One timed call of an ordered run: which pipeline, which pipeline ran just
+// before it (the last warm-up call for the first), and its time in µs.
+struct TimedCall {
+  std::size_t line = 0, after = 0;
+  double us = 0;
+};
+
+// Times several pipelines under the same conditions: `warmup` calls of each
+// (0 .. n-1), then the calls of `order` (call_order.hpp), all enqueued back to
+// back with an event pair around each (no host gaps). Under a power or
+// thermal limit the clock follows the work of the last few milliseconds, so
+// the order decides what each pipeline is measured after.
+std::vector<TimedCall> time_in_order_us(const std::vector<std::function<void()>>& calls,
+                                        const std::vector<std::size_t>& order, CUstream stream, int warmup);
 // The median: the tuner's (autotune/kernel_timer.hpp), one definition for both.
 using autotune::median;
 

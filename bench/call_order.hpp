@@ -1,0 +1,26 @@
+// call_order.hpp: the order in which the interleaved benchmark calls its
+// pipelines (lines 0 .. n-1), back to back on one stream.
+//
+// Under the GPU's power limit the SM clock at the start of a kernel follows
+// the work of the last milliseconds, so a line's time depends on which line
+// ran just before it. The order decides what each line is measured after.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace fusedsample::bench {
+
+// Rounds of 0, 1, .., n-1 rotated by one per round (the benchmark's order up
+// to session 11). The rounds run back to back, so the stream is the cycle
+// 0 1 .. n-1 repeated with one line shifted per round: line i follows line
+// i-1 in all but one round of n (line 3, the fused sampler, followed the
+// unfused pipeline; line 1, cuBLAS, the bandwidth floor).
+std::vector<std::size_t> rotating_call_order(std::size_t n, int rounds);
+
+// Every ordered pair (a, b), a == b included, exactly once per n*n calls: the
+// de Bruijn sequence B(n, 2), repeated (its wrap-around pair is the joint
+// between repetitions) until every line has at least `rounds` calls. So each
+// line runs after every line, itself included, equally often.
+std::vector<std::size_t> balanced_call_order(std::size_t n, int rounds);
+
+}  // namespace fusedsample::bench
