@@ -7,7 +7,7 @@
 //               c multiplies vocabulary rows [c T_V/2, (c+1) T_V/2) of the
 //               tile by the stage's whole H slice (m64nT_Nk16, one or two
 //               64-row blocks each). A stage is freed (`empty`: every
-//               consumer thread arrives, or in a cluster every consumer warp
+//               consumer warp arrives, in a cluster every consumer warp
 //               of every block) once both consumers' MMAs on it are done. At the
 //               end of a tile they write its fp32 logits to shared memory
 //               (L, T_N x T_V unpadded and swizzled, once the epilogue has
@@ -148,8 +148,8 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
   if (threadIdx.x == 0) {
     fs_mbar_init(lfree, 32 * FS_EPI_WARPS);
-    // empty: every consumer thread, or in a cluster every consumer warp of
-    // every block (fs_tma_release); lfull: every consumer thread.
+    // empty: every consumer warp (of every block, in a cluster: fs_tma_release);
+    // lfull: every consumer thread.
     fs_tma_ring_init(full, empty, FS_STAGES, fs_tma_empty_count(256, FS_CLUSTER), lfull, 1, 256);
   }
   __syncthreads();

@@ -61,8 +61,8 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
   fs_u64* order = empty + FS_STAGES;                                     // [2]: a consumer's MMAs done
 
   const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
-  // empty: every thread of the consuming warpgroup; order[c]: every thread of consumer c.
-  if (threadIdx.x == 0) fs_tma_ring_init(full, empty, FS_STAGES, 128, order, 2, 128);
+  // empty: every warp of the consuming warpgroup (fs_tma_release); order[c]: every thread of consumer c.
+  if (threadIdx.x == 0) fs_tma_ring_init(full, empty, FS_STAGES, fs_tma_empty_count(128, 1), order, 2, 128);
   __syncthreads();
 
   const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;

@@ -112,24 +112,27 @@ __device__ __forceinline__ void fs_tma_producer_warpgroup(const fs_tmap* tmap_w,
     fs_tma_produce<TV, TN, TD, STAGES, CLUSTER>(tmap_w, tmap_h, Ws, Hs, full, empty, n_tiles, groups, ktiles);
 }
 
-// The `empty` arrivals of a stage's consumers: one per consumer thread in a
-// single block (the barrier counts `consumers` threads); in a cluster, lane r
-// of every consumer warp arrives on the barrier of the block of rank r (each
-// block's barrier counts the consumer warps of the whole cluster), after the
-// warp's wait for its MMAs on the stage.
+// The `empty` arrivals of a stage's consumers, one per consumer warp, after
+// the warp's wait for its MMAs on the stage (wgmma.wait_group is
+// warp-synchronous, so every lane is past it): lane 0 arrives on this block's
+// barrier, or in a cluster lane r on the barrier of the block of rank r (each
+// block's barrier counts the consumer warps of the whole cluster).
+// (Up to session 11 every consumer thread arrived in a single block: 256
+// arrivals on one shared-memory word per stage instead of 8.)
 template <int CLUSTER>
 __device__ __forceinline__ void fs_tma_release(fs_u64* empty_stage) {
+  const unsigned lane = threadIdx.x & 31;
   if constexpr (CLUSTER == 1) {
-    fs_mbar_arrive(empty_stage);
+    if (lane == 0) fs_mbar_arrive(empty_stage);
   } else {
-    const unsigned lane = threadIdx.x & 31;
     if (lane < CLUSTER) fs_mbar_arrive_remote(empty_stage, lane);
   }
 }
 
-// The arrival count of `empty` for `consumer_threads` consumer threads per block.
+// The arrival count of `empty` for `consumer_threads` consumer threads per
+// block: their warps, in every block of the cluster.
 __device__ constexpr unsigned fs_tma_empty_count(unsigned consumer_threads, int cluster) {
-  return cluster == 1 ? consumer_threads : consumer_threads / 32 * (unsigned)cluster;
+  return consumer_threads / 32 * (unsigned)cluster;
 }
 
 // A consumer warpgroup's side of the ring for one tile: for each of the
