@@ -10,7 +10,10 @@
 // --fs_order=rotating is the order of sessions 1-11 (rounds rotated by one,
 // which made the fused line follow the unfused one in 3 calls of 4, and
 // cuBLAS the memory-bound floor); --fs_order=sequential times each line on
-// its own, one after the other. --fs_by_predecessor adds a table of each
+// its own, one after the other. Forced configs (--fs_specs="spec;spec") are
+// more lines of the same interleaved call (so their times compare with that
+// call's cuBLAS), or with --fs_order=sequential timed on their own.
+// --fs_by_predecessor adds a table of each
 // line's median by the line before it. Each number is the median over its
 // repetitions. A markdown summary table is printed at the end (and written to
 // --fs_table=FILE) for BENCHMARKS.md.
@@ -140,20 +143,26 @@ void BM_Floor(benchmark::State& state, fb::Shape s) {
   for (auto n : g_opt.rows) g_results[{s.vocab, s.hidden}][n].floor = best;
 }
 
-void BM_FusedSpec(benchmark::State& state, fb::Shape s, std::int64_t n, std::string spec_text) {
-  auto& st = shape_state(s);
+// The sampler forced to `spec_text` for shape s (built once per process).
+fs::Sampler& forced_sampler(fb::Shape s, const std::string& spec_text) {
   static std::map<std::string, std::unique_ptr<fs::Sampler>> samplers;
-  const std::string key = fmt::format("{}x{}:{}", s.vocab, s.hidden, spec_text);
-  auto& sampler = samplers[key];
+  auto& sampler = samplers[fmt::format("{}x{}:{}", s.vocab, s.hidden, spec_text)];
   if (!sampler) {
     fs::SamplerOptions o{.vocab = s.vocab, .hidden = s.hidden, .dtype = fs::DType::bf16};
     o.spec = fs::KernelSpec::parse(spec_text);
     sampler = std::make_unique<fs::Sampler>(o);
   }
+  return *sampler;
+}
+
+// --fs_order=sequential with --fs_specs: one forced config timed on its own.
+void BM_FusedSpec(benchmark::State& state, fb::Shape s, std::int64_t n, std::string spec_text) {
+  auto& st = shape_state(s);
   const fs::SampleArgs a = args_for(st, n);
   double us = 0;
   try {
-    us = fb::median(fb::time_us([&] { sampler->sample(a, nullptr); }, nullptr, 3, g_opt.reps));
+    fs::Sampler& sampler = forced_sampler(s, spec_text);
+    us = fb::median(fb::time_us([&] { sampler.sample(a, nullptr); }, nullptr, 3, g_opt.reps));
   } catch (const fs::Error& e) {
     state.SkipWithError(e.what());
     return;
@@ -211,8 +220,21 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
     return;
   }
   Lines lines(s, n);
-  const std::vector<std::function<void()>> calls{
+  std::vector<std::function<void()>> calls{
       [&] { lines.floor(); }, [&] { lines.cublas(); }, [&] { lines.unfused(); }, [&] { lines.fused(); }};
+  // --fs_specs: each forced config is one more line of the same order.
+  std::vector<std::string> specs;
+  try {
+    for (const auto& spec : g_opt.sweep_specs) {
+      fs::Sampler& sampler = forced_sampler(s, spec);
+      sampler.sample(lines.a, nullptr);  // compiles it; a config that cannot run is reported, not timed
+      calls.push_back([&sampler, &lines] { sampler.sample(lines.a, nullptr); });
+      specs.push_back(spec);
+    }
+  } catch (const fs::Error& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
   const auto order = g_opt.order == Options::Order::rotating ? fb::rotating_call_order(calls.size(), g_opt.reps)
                                                              : fb::balanced_call_order(calls.size(), g_opt.reps);
   const auto timed = fb::time_in_order_us(calls, order, nullptr, 3);
@@ -222,11 +244,12 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
     t[c.line].push_back(c.us);
     after[c.line][c.after].push_back(c.us);
   }
+  for (std::size_t k = 0; k < specs.size(); ++k) g_sweep[{s.vocab, s.hidden, n}][specs[k]] = fb::median(t[4 + k]);
   if (g_opt.by_predecessor) {
     PredecessorTable& p = g_by_predecessor[{s.vocab, s.hidden}][n];
-    p.assign(calls.size(), std::vector<double>(calls.size(), 0.0));
-    for (std::size_t l = 0; l < calls.size(); ++l)
-      for (std::size_t b = 0; b < calls.size(); ++b)
+    p.assign(4, std::vector<double>(4, 0.0));  // the four main lines
+    for (std::size_t l = 0; l < 4; ++l)
+      for (std::size_t b = 0; b < 4; ++b)
         if (!after[l][b].empty()) p[l][b] = fb::median(after[l][b]);
   }
   Row& r = g_results[{s.vocab, s.hidden}][n];
@@ -276,13 +299,17 @@ std::string predecessor_table() {
 
 std::string sweep_table() {
   std::ostringstream o;
-  if (!g_sweep.empty()) o << "\n### Config sweep (µs; x floor)\n\n| V | d | N | spec | µs | x floor |\n|---:|---:|---:|---|---:|---:|\n";
+  if (!g_sweep.empty())
+    o << "\n### Config sweep (µs; x floor, x cuBLAS GEMM of the same call when interleaved)\n\n"
+         "| V | d | N | spec | µs | x floor | x cuBLAS |\n|---:|---:|---:|---|---:|---:|---:|\n";
   for (const auto& [key, specs] : g_sweep) {
     const auto [v, d, n] = key;
-    const double floor = g_results[{v, d}][n].floor;
+    const Row& r = g_results[{v, d}][n];
     for (const auto& [spec, us] : specs)
-      o << fmt::format("| {} | {} | {} | {} | {:.1f} | {} |\n", v, d, n, spec, us,
-                       floor > 0 ? fmt::format("{:.3f}", us / floor) : "n/a (floor not run)");
+      o << fmt::format("| {} | {} | {} | {} | {:.1f} | {} | {} |\n", v, d, n, spec, us,
+                       r.floor > 0 ? fmt::format("{:.3f}", us / r.floor) : "n/a (floor not run)",
+                       g_opt.order != Options::Order::sequential && r.cublas > 0 ? fmt::format("{:.3f}", us / r.cublas)
+                                                                                : "n/a");
   }
   return o.str();
 }
@@ -358,10 +385,11 @@ int main(int argc, char** argv) {
                 ->Iterations(1)
                 ->UseManualTime();
         }
-        for (const auto& spec : g_opt.sweep_specs)
-          benchmark::RegisterBenchmark(fmt::format("sweep/{}/N{}/{}", tag, n, spec).c_str(), BM_FusedSpec, s, n, spec)
-              ->Iterations(1)
-              ->UseManualTime();
+        if (g_opt.order == Options::Order::sequential)
+          for (const auto& spec : g_opt.sweep_specs)
+            benchmark::RegisterBenchmark(fmt::format("sweep/{}/N{}/{}", tag, n, spec).c_str(), BM_FusedSpec, s, n, spec)
+                ->Iterations(1)
+                ->UseManualTime();
       }
     }
     benchmark::RunSpecifiedBenchmarks();
