@@ -6,7 +6,7 @@
 // By default (--fs_order=balanced) the four are timed together per (shape, N)
 // by `compare/...`, back to back in an order where each line runs after every
 // line (itself included) equally often (call_order.hpp: under the GPU's power
-// limit a kernel's clock depends on the work just before it).
+// limit the clock follows the recent work, which all lines then share).
 // --fs_order=rotating is the order of sessions 1-11 (rounds rotated by one,
 // which made the fused line follow the unfused one in 3 calls of 4, and
 // cuBLAS the memory-bound floor); --fs_order=sequential times each line on
