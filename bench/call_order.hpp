@@ -13,8 +13,8 @@
 
 namespace fusedsample::bench {
 
-// Rounds of 0, 1, .., n-1 rotated by one per round (the benchmark's order up
-// to session 11). The rounds run back to back, so the stream is the cycle
+// Rounds of 0, 1, .., n-1 rotated by one per round (the benchmark's order in
+// sessions 9-11). The rounds run back to back, so the stream is the cycle
 // 0 1 .. n-1 repeated with one line shifted per round: line i follows line
 // i-1 in all but one round of n (line 3, the fused sampler, followed the
 // unfused pipeline; line 1, cuBLAS, the bandwidth floor).

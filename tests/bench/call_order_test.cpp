@@ -45,7 +45,7 @@ TEST(CallOrder, BalancedGivesEveryLineEveryPredecessorEquallyOften) {
 }
 
 TEST(CallOrder, RotatingLeavesEachLineMostlyOnePredecessor) {
-  // The order of sessions 1-11: with four lines, line 3 (fused) follows line 2
+  // The order of sessions 9-11: with four lines, line 3 (fused) follows line 2
   // (unfused) in three calls of four; that is what the balanced order fixes.
   const auto c = predecessor_counts(fb::rotating_call_order(4, 20));
   int fused_calls = 0;
