@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -73,7 +74,8 @@ std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, Row>> g_r
 // --fs_by_predecessor: (V,d) -> N -> [line][line before it] -> median µs (0: none).
 using PredecessorTable = std::vector<std::vector<double>>;
 std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, PredecessorTable>> g_by_predecessor;
-constexpr const char* kLineNames[] = {"floor", "cuBLAS", "unfused", "fused"};
+constexpr const char* kLineNames[] = {"floor", "cuBLAS", "unfused", "fused"};  // lines 0-3; forced configs follow
+constexpr std::size_t kMainLines = std::size(kLineNames);
 
 struct ShapeState {
   std::unique_ptr<fb::ShapeData> data;
@@ -240,17 +242,19 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
                                                              : fb::balanced_call_order(calls.size(), g_opt.reps);
   const auto timed = fb::time_in_order_us(calls, order, nullptr, 3);
   std::vector<std::vector<double>> t(calls.size());
-  std::vector<std::vector<std::vector<double>>> after(calls.size(), std::vector<std::vector<double>>(calls.size()));
+  // [line][line before it], for the main lines (--fs_by_predecessor).
+  std::vector<std::vector<std::vector<double>>> after(kMainLines, std::vector<std::vector<double>>(kMainLines));
   for (const auto& c : timed) {
     t[c.line].push_back(c.us);
-    after[c.line][c.after].push_back(c.us);
+    if (c.line < kMainLines && c.after < kMainLines) after[c.line][c.after].push_back(c.us);
   }
-  for (std::size_t k = 0; k < specs.size(); ++k) g_sweep[{s.vocab, s.hidden, n}][specs[k]] = fb::median(t[4 + k]);
+  for (std::size_t k = 0; k < specs.size(); ++k)
+    g_sweep[{s.vocab, s.hidden, n}][specs[k]] = fb::median(t[kMainLines + k]);
   if (g_opt.by_predecessor) {
     PredecessorTable& p = g_by_predecessor[{s.vocab, s.hidden}][n];
-    p.assign(4, std::vector<double>(4, 0.0));  // the four main lines
-    for (std::size_t l = 0; l < 4; ++l)
-      for (std::size_t b = 0; b < 4; ++b)
+    p.assign(kMainLines, std::vector<double>(kMainLines, 0.0));
+    for (std::size_t l = 0; l < kMainLines; ++l)
+      for (std::size_t b = 0; b < kMainLines; ++b)
         if (!after[l][b].empty()) p[l][b] = fb::median(after[l][b]);
   }
   Row& r = g_results[{s.vocab, s.hidden}][n];

@@ -41,7 +41,8 @@ std::vector<TimedCall> time_in_order_us(const std::vector<std::function<void()>>
   for (std::size_t i = 0; i < order.size(); ++i) {
     float ms = 0;
     FS_CU(cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-    out[i] = {order[i], i > 0 ? order[i - 1] : (warmup > 0 ? calls.size() - 1 : order[i]), ms * 1000.0};
+    out[i] = {order[i], i > 0 ? order[i - 1] : (warmup > 0 && !calls.empty() ? calls.size() - 1 : kNoCall),
+              ms * 1000.0};
   }
   for (auto& e : ev) FS_CU(cuEventDestroy(e));
   return out;

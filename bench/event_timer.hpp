@@ -15,9 +15,11 @@ namespace fusedsample::bench {
 std::vector<double> time_us(const std::function<void()>& enqueue, CUstream stream, int warmup, int reps);
 
 // One timed call of an ordered run: which pipeline, which pipeline ran just
-// before it (the last warm-up call for the first), and its time in µs.
+// before it (for the first call the last warm-up call, or kNoCall without
+// warm-up), and its time in µs.
+inline constexpr std::size_t kNoCall = static_cast<std::size_t>(-1);
 struct TimedCall {
-  std::size_t line = 0, after = 0;
+  std::size_t line = 0, after = kNoCall;
   double us = 0;
 };
 
