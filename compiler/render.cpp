@@ -11,7 +11,7 @@
 
 namespace fusedsample {
 
-const char* generator_version() { return "fusedsample-gen-12"; }
+const char* generator_version() { return "fusedsample-gen-13"; }
 
 namespace {
 

@@ -11,8 +11,7 @@
 
 #include "fusedsample/errors.hpp"
 #include "fusedsample/numeric.hpp"
-#include "templates/gumbel.cuh"
-#include "templates/philox.cuh"
+#include "templates/gumbel_race.cuh"
 #include "templates/fs_params.cuh"
 
 namespace fusedsample {
@@ -44,8 +43,7 @@ double accumulation_gamma(DType dtype, std::int64_t d) {
 }  // namespace
 
 float reference_gumbel(std::uint64_t seed, std::uint64_t offset, std::uint64_t v, std::uint32_t sample) {
-  const fs_philox_ctr r = fs_noise_block(seed, offset, v, sample);
-  return fs_gumbel_from_bits(r.v[v & 3]);
+  return fs_gumbel_noise(seed, offset, v, sample);
 }
 
 std::vector<ReferenceResult> reference_sample(const void* weights, const void* hidden, DType dtype, std::int64_t V,

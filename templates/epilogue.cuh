@@ -1,24 +1,27 @@
 // epilogue.cuh: Gumbel-max over one (T_N x T_V) tile of fp32 logits staged in
-// shared memory. A group of lanes takes one batch row; each lane takes groups
-// of four consecutive vocabulary indices (one Philox call per group and row),
-// keeps a running (score, index) and the lanes of the row reduce them. Folds the tile's winner per (row, sample) into p.best (atomic max of
-// packed candidates, so the order of tiles cannot change the result).
+// shared memory. A group of lanes takes one batch row; each lane takes noise
+// groups of 16 consecutive vocabulary indices (gumbel_race.cuh), keeps a
+// running (score, index) and the lanes of the row reduce them. Folds the
+// tile's winner per (row, sample) into p.best (atomic max of packed
+// candidates, so the order of tiles cannot change the result).
 //
 // Exact pruning (docs/rng.md section 6): the noise of a value is only computed
-// exactly (two ~20-operation logs) when the value may still win. A value may
+// exactly (three ~20-operation logs) when the value may still win. A value may
 // win unless an upper bound on its score is below a lower bound on the row's
-// final best score. Bounds: FS_GUMBEL_MAX (then not even Philox runs), and the
-// interval fs_gumbel_approx +- fs_score_margin (two SFU logs); lower bounds:
-// the best candidate any tile has folded into p.best so far, and the largest
-// interval low end among the row's values seen so far.
+// final best score. Upper bounds: FS_NOISE_MAX (then not even Philox runs),
+// the group's lead noise through the word test (one Philox call per group),
+// and the interval fs_token_gumbel_approx +- fs_score_margin (SFU logs); lower
+// bounds: the best candidate any tile has folded into p.best so far, and the
+// largest interval low end among the row's values seen so far.
 // Needs FS_TV, FS_TN, FS_THREADS, FS_LDL (row stride of the staged tile);
 // FS_EPI_N (default FS_TN) is the number of batch rows staged per call;
 // FS_EPI_WARPS (default all) the warps that share it, `warp` being 0.. of them.
 #pragma once
 #include "fs_params.cuh"
 #include "philox.cuh"
-#include "gumbel.cuh"
+#include "gumbel_race.cuh"
 #include "gumbel_bound.cuh"
+#include "noise_skip.cuh"
 
 #ifndef FS_EPI_N
 #define FS_EPI_N FS_TN
@@ -48,31 +51,21 @@ __device__ __forceinline__ fs_u64 fs_best_key_so_far(const fs_fused_params& p, f
   return __ldcg(p.best + n * p.num_samples + s);
 }
 
-// Work split: the LPR lanes of a row group take FS_EPI_G groups of four
-// consecutive values each of one batch row (so a warp covers 32 / LPR rows
-// at a time); the G groups' Philox and log chains are independent, which
-// hides their latency, and the per-row costs (its parameters, the bound, the
-// reductions, one atomic) are shared by 4 G values per lane. G is as large as
-// the call's work allows, at most FS_EPI_G_MAX (kernels whose accumulators
-// stay live across the epilogue lower it to save registers).
+// Work split: the LPR lanes of a row group take one noise group of 16
+// consecutive values each (gumbel_race.cuh) of one batch row per step, so a
+// warp covers 32 / LPR rows at a time. A lane reads its group's four float4
+// in an order rotated by (lane / 2) % 4, so the eight lanes of one shared-
+// memory wavefront, 64 bytes apart, hit different banks.
 #ifndef FS_EPI_WARPS
 #define FS_EPI_WARPS (FS_THREADS / 32)  // warps sharing one epilogue call
 #endif
-#ifndef FS_EPI_G_MAX
-#define FS_EPI_G_MAX 4
-#endif
-#define FS_EPI_GROUPS (FS_TV / 4)  // groups of four values per row of the tile
-#ifndef FS_EPI_G
-#define FS_EPI_G                                                                                                  \
-  (FS_EPI_N * FS_EPI_GROUPS >= 4 * 32 * FS_EPI_WARPS && FS_EPI_G_MAX >= 4   ? 4                                   \
-   : FS_EPI_N * FS_EPI_GROUPS >= 2 * 32 * FS_EPI_WARPS && FS_EPI_G_MAX >= 2 ? 2                                   \
-                                                                           : 1)
-#endif
+#define FS_EPI_GROUPS (FS_TV / FS_GROUP_TOKENS)  // noise groups per row of the tile
+static_assert(FS_TV % FS_GROUP_TOKENS == 0, "epilogue: T_V must be a multiple of 16");
 
-// Lanes per row: the power of two (<= 32) that gives each lane at most G groups.
-__device__ constexpr int fs_epi_lanes_per_row(int groups, int g) {
+// Lanes per row: the power of two (<= 32) that gives each lane at most one group per step.
+__device__ constexpr int fs_epi_lanes_per_row(int groups) {
   int l = 1;
-  while (l < 32 && l * g < groups) l *= 2;
+  while (l < 32 && l < groups) l *= 2;
   return l;
 }
 
@@ -103,8 +96,22 @@ __device__ __forceinline__ fs_u64 fs_epilogue_key(const fs_fused_params& p, fs_i
   return fs_best_key_so_far(p, n0 + nl, s);
 }
 __device__ __forceinline__ int fs_epilogue_first_row(int warp) {
-  constexpr int LPR = fs_epi_lanes_per_row(FS_EPI_GROUPS, FS_EPI_G);
+  constexpr int LPR = fs_epi_lanes_per_row(FS_EPI_GROUPS);
   return warp * (32 / LPR) + (threadIdx.x & 31) / LPR;
+}
+
+// The approximate scores of values 4k .. 4k + 3 of a group whose word passed
+// (vals: the group's values in the staged row, vb their first vocabulary
+// index, a and lead from the group word gw). Called twice per group (interval
+// low ends, then high ends) rather than holding 16 scores in registers.
+__device__ __forceinline__ float4 fs_epi_approx4(const float* vals, fs_u64 seed, fs_u64 offset, fs_i64 vb, int s,
+                                                 float inv_tau, float a, int lead, int k) {
+  const fs_philox_ctr c = fs_noise_block(seed, offset, (fs_u64)(vb + 4 * k), (fs_u32)s);
+  const float4 l4 = *reinterpret_cast<const float4*>(vals + 4 * k);
+  return make_float4(__fmaf_rn(l4.x, inv_tau, fs_token_gumbel_approx(a, c.v[0], 4 * k == lead)),
+                     __fmaf_rn(l4.y, inv_tau, fs_token_gumbel_approx(a, c.v[1], 4 * k + 1 == lead)),
+                     __fmaf_rn(l4.z, inv_tau, fs_token_gumbel_approx(a, c.v[2], 4 * k + 2 == lead)),
+                     __fmaf_rn(l4.w, inv_tau, fs_token_gumbel_approx(a, c.v[3], 4 * k + 3 == lead)));
 }
 
 // Gumbel-max over the staged rows [n0, n0 + FS_EPI_N) x [v0, v0 + FS_TV).
@@ -113,13 +120,21 @@ __device__ __forceinline__ int fs_epilogue_first_row(int warp) {
 // key of this call's first step (fs_epilogue_key(p, n0, fs_epilogue_first_row
 // (warp), 0)) and on return the one of the call at next_n0 (< 0: none), so
 // that L2 round trip overlaps the next staging.
+//
+// Per group: its largest logit lmax; greedy rows compare values only when
+// lmax reaches the running winner. Sampled rows: if fma(lmax, 1/tau,
+// FS_NOISE_MAX) reaches the bound, the group word (one Philox call) and the
+// word test of noise_skip.cuh; a group that passes it draws its tokens'
+// words, approximate score intervals (raising the bound), and exact scores
+// only where an interval reaches the bound.
 __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_params& p, fs_i64 v0, fs_i64 n0,
                                                  int warp = threadIdx.x >> 5, fs_u64* chain = nullptr,
                                                  fs_i64 next_n0 = -1) {
-  constexpr int LPR = fs_epi_lanes_per_row(FS_EPI_GROUPS, FS_EPI_G);
+  constexpr int LPR = fs_epi_lanes_per_row(FS_EPI_GROUPS);
   constexpr int RPW = 32 / LPR;                          // rows per warp at a time
   constexpr int KMAX = (FS_EPI_GROUPS + LPR - 1) / LPR;  // groups per lane per row
   const int lane = threadIdx.x & 31, sub = lane / LPR, gl = lane % LPR;
+  const int rot = (gl >> 1) & 3;
   const float neg_inf = -__int_as_float(0x7f800000);
   fs_u64 next_key = chain ? *chain : fs_epilogue_key(p, n0, warp * RPW + sub, 0);
   for (int nb = warp * RPW; nb < FS_EPI_N; nb += FS_EPI_WARPS * RPW) {
@@ -140,76 +155,75 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
       float bound = (exists && valid) ? fs_bound_from_key(key) : neg_inf;
       float best = neg_inf;
       int bi = FS_NO_INDEX;
-      for (int k0 = 0; k0 < KMAX; k0 += FS_EPI_G) {
-        float4 l4[FS_EPI_G];
-        int nv[FS_EPI_G];    // values of group j inside the vocabulary (0..4; 0: not this lane's or not sampled)
-        bool noise = false;  // some value of this lane could still win with noise
+      for (int k = 0; k < KMAX; ++k) {
+        const int g = gl + LPR * k;
+        const fs_i64 vb = v0 + FS_GROUP_TOKENS * g;  // the group's first vocabulary index
+        const fs_i64 left = p.vocab - vb;
+        // values of the group inside the vocabulary (0: not this lane's, or not sampled)
+        const int nv = (exists && valid && g < FS_EPI_GROUPS && left > 0) ? (left < 16 ? (int)left : 16) : 0;
+        const float* vals = row + FS_GROUP_TOKENS * (g < FS_EPI_GROUPS ? g : 0);
+        float lmax = neg_inf;  // fmaxf drops NaN (a NaN score never wins)
+        if (nv) {
 #pragma unroll
-        for (int j = 0; j < FS_EPI_G; ++j) {
-          const int g = gl + LPR * (k0 + j);
-          const fs_i64 left = p.vocab - (v0 + 4 * g);
-          nv[j] = (exists && valid && k0 + j < KMAX && g < FS_EPI_GROUPS && left > 0) ? (left < 4 ? (int)left : 4) : 0;
-          l4[j] = nv[j] ? *reinterpret_cast<const float4*>(row + 4 * g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-          // Every noise value is <= FS_GUMBEL_MAX and rounding is monotone:
-          // if l * inv_tau + FS_GUMBEL_MAX is below the bound for every l of
-          // the group, none of the four can win or tie. fmaxf drops NaN (a
-          // NaN score never wins); greedy rows need no noise.
-          const float lmax = fmaxf(fmaxf(l4[j].x, l4[j].y), fmaxf(l4[j].z, l4[j].w));
-          noise |= nv[j] && !greedy && !(FS_FMA(lmax, inv_tau, FS_GUMBEL_MAX) < bound);
-        }
-        if (__any_sync(0xffffffffu, noise)) {
-          // Pass 1: Philox for every group (also of greedy rows or groups
-          // with nothing to win, then ignored, so the chains stay branch-free
-          // and interleave), approximate scores, their intervals' low ends.
-          fs_philox_ctr c[FS_EPI_G];
-          float hi[FS_EPI_G][4];  // interval high ends
-          unsigned ok = 0;        // bit 4j+i: value i of group j is a candidate at all
-          float lo = neg_inf;
-#pragma unroll
-          for (int j = 0; j < FS_EPI_G; ++j) {
-            const fs_i64 v = v0 + 4 * (gl + LPR * (k0 + j));
-            c[j] = fs_noise_block(seed, offset, (fs_u64)v, (fs_u32)s);
-            const float lv[4] = {l4[j].x, l4[j].y, l4[j].z, l4[j].w};
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              const float st = greedy ? lv[i] : __fmaf_rn(lv[i], inv_tau, fs_gumbel_approx(c[j].v[i]));
-              const float m = greedy ? 0.0f : fs_score_margin(st);
-              hi[j][i] = __fadd_rn(st, m);  // NaN (from a NaN or infinite logit) never compares below
-              if (i < nv[j]) {
-                ok |= 1u << (4 * j + i);
-                lo = fmaxf(lo, __fadd_rn(st, -m));  // fmaxf drops NaN
-              }
-            }
+          for (int q = 0; q < 4; ++q) {
+            const float4 l4 = *reinterpret_cast<const float4*>(vals + 4 * ((q + rot) & 3));
+            lmax = fmaxf(lmax, fmaxf(fmaxf(l4.x, l4.y), fmaxf(l4.z, l4.w)));
           }
-          bound = fmaxf(bound, fs_group_max<LPR>(lo));
-          // Pass 2: exact scores only where the interval reaches the bound
-          // (or is NaN); a value below it loses to the value that set it.
+        }
+        if (greedy && nv && !(lmax < best)) {
 #pragma unroll
-          for (int j = 0; j < FS_EPI_G; ++j) {
-            const fs_i64 v = v0 + 4 * (gl + LPR * (k0 + j));
-            const float lv[4] = {l4[j].x, l4[j].y, l4[j].z, l4[j].w};
+          for (int i = 0; i < 16; ++i)
+            if (i < nv && fs_better(vals[i], (int)(vb + i), best, bi)) {
+              best = vals[i];
+              bi = (int)(vb + i);
+            }
+        }
+        // Every noise value is <= FS_NOISE_MAX and rounding is monotone: if
+        // lmax * inv_tau + FS_NOISE_MAX is below the bound, no value of the
+        // group can win or tie (values past the vocabulary in lmax only make
+        // the test weaker).
+        const bool need = nv && !greedy && !(FS_FMA(lmax, inv_tau, FS_NOISE_MAX) < bound);
+        if (!__any_sync(0xffffffffu, need)) continue;
+        const fs_u32 gw = need ? fs_group_word(seed, offset, (fs_u64)vb, (fs_u32)s) : 0u;
+        const bool pass = need && gw >= fs_group_skip_word(fs_prune_threshold(bound), lmax, inv_tau);
+        if (!__any_sync(0xffffffffu, pass)) continue;
+        const int nok = pass ? nv : 0;  // values of this lane's group that may still win
+        const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
+        const int lead = fs_group_lead(gw);
+        // Pass 1: the largest interval low end (st - m: a lower bound on that
+        // value's exact score) raises the row's bound.
+        float lo = neg_inf;
+        if (nok) {
+#pragma unroll 1
+          for (int k = 0; k < 4; ++k) {
+            const float4 st = fs_epi_approx4(vals, seed, offset, vb, s, inv_tau, a, lead, k);
+            const float sv[4] = {st.x, st.y, st.z, st.w};
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              if (4 * k + i < nok) lo = fmaxf(lo, __fadd_rn(sv[i], -fs_score_margin(sv[i])));  // fmaxf drops NaN
+          }
+        }
+        bound = fmaxf(bound, fs_group_max<LPR>(lo));
+        // Pass 2: exact scores only where the interval's high end reaches the
+        // bound (or is NaN: a NaN or infinite logit); a value below it loses
+        // to the value that set it.
+        if (nok) {
+#pragma unroll 1
+          for (int k = 0; k < 4; ++k) {
+            const float4 st = fs_epi_approx4(vals, seed, offset, vb, s, inv_tau, a, lead, k);
+            const float sv[4] = {st.x, st.y, st.z, st.w};
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-              if (((ok >> (4 * j + i)) & 1u) && !(hi[j][i] < bound)) {
-                const float sc = greedy ? lv[i] : FS_FMA(lv[i], inv_tau, fs_gumbel_from_bits(c[j].v[i]));
-                if (fs_better(sc, (int)(v + i), best, bi)) {
+              const int t = 4 * k + i;
+              if (t < nok && !(__fadd_rn(sv[i], fs_score_margin(sv[i])) < bound)) {
+                const fs_u32 w = fs_noise_block(seed, offset, (fs_u64)(vb + t), (fs_u32)s).v[i];
+                const float sc = FS_FMA(vals[t], inv_tau, fs_token_gumbel(gw, w, t));
+                if (fs_better(sc, (int)(vb + t), best, bi)) {
                   best = sc;
-                  bi = (int)(v + i);
+                  bi = (int)(vb + t);
                 }
               }
             }
-          }
-        } else if (greedy) {
-#pragma unroll
-          for (int j = 0; j < FS_EPI_G; ++j) {
-            const fs_i64 v = v0 + 4 * (gl + LPR * (k0 + j));
-            const float lv[4] = {l4[j].x, l4[j].y, l4[j].z, l4[j].w};
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-              if (i < nv[j] && fs_better(lv[i], (int)(v + i), best, bi)) {
-                best = lv[i];
-                bi = (int)(v + i);
-              }
           }
         }
       }

@@ -7,35 +7,27 @@
 // and an atomic only when the winner changed), so a tile costs no
 // row-parameter loads or shuffles: only the values.
 //
-// Per value (sampled rows): Philox in batches of G groups of four
-// (philox_batch.cuh), the approximate noise (gumbel_bound.cuh) and its score
-// st. The batch's largest st raises the bound B (st - margin is a lower
-// bound on that value's exact score); only values with st >=
-// fs_prune_threshold(B) can win or tie (docs/rng.md section 6), and before
-// any st is computed, a batch whose words are all below the skip word of
-// noise_skip.cuh has none that can. Exact noise
-// is computed lazily: a lone survivor whose score interval lies wholly above
-// (or below) the running winner's replaces it (or is dropped) without it; the
-// exact score is computed for close contests (overlapping intervals, several
-// survivors) and once for the winner when it is folded into p.best.
+// Per noise group of 16 values (sampled rows, gumbel_race.cuh): the largest
+// logit, then, only if that with the largest possible noise reaches the
+// row's bound, the group word (one Philox call per four groups) and the word
+// test of noise_skip.cuh; only a group that passes draws its tokens' words
+// (philox_batch.cuh), approximate scores and, for close contests, exact ones
+// (fs_own_group below).
 //
 // Needs FS_TV, FS_TN, FS_LDL (row stride of the staged tile), FS_L_SWZ (true:
 // the tile is stored swizzled, fs_staged_col), FS_EPI_WARPS (the warps that
-// share the tile) and FS_EPI_G_MAX; FS_L_VMAJOR 1 when the tile is
+// share the tile); FS_L_VMAJOR 1 when the tile is
 // vocabulary-major in global memory (L[v][n]: a row's values FS_TN apart,
 // FS_LDL 1; the lanes of a warp own consecutive rows, so each load of theirs
 // reads whole 128-byte lines).
 #pragma once
 #include "fs_params.cuh"
 #include "philox_batch.cuh"
-#include "gumbel.cuh"
+#include "gumbel_race.cuh"
 #include "gumbel_bound.cuh"
 #include "noise_skip.cuh"
 #include "wgmma_ops.cuh"
 
-#ifndef FS_EPI_G_MAX
-#define FS_EPI_G_MAX 4
-#endif
 #ifndef FS_L_VMAJOR
 #define FS_L_VMAJOR 0
 #endif
@@ -58,10 +50,10 @@ __device__ __forceinline__ float fs_own_load1(const float* row, int nl, int col)
 }
 
 // Threads per row: the largest power of two with slots * t <= threads and
-// at least one group of four values per thread.
+// at least one noise group of 16 values (gumbel_race.cuh) per thread.
 __device__ constexpr int fs_own_threads_per_row(int slots, int threads, int tile_v) {
   int t = 1;
-  while (2 * t * slots <= threads && 2 * t <= tile_v / 4) t *= 2;
+  while (2 * t * slots <= threads && 2 * t <= tile_v / FS_GROUP_TOKENS) t *= 2;
   return t;
 }
 
@@ -71,10 +63,12 @@ struct fs_own_layout {
   static constexpr int TPR = fs_own_threads_per_row(SLOTS, THREADS, FS_TV);
   static constexpr int RPT = (FS_TN + SLOTS - 1) / SLOTS;  // rows per thread
   static constexpr int VPS = FS_TV / TPR;                  // values per thread and row
-  static constexpr int GROUPS = VPS / 4;
-  static constexpr int G = GROUPS % 4 == 0 && FS_EPI_G_MAX >= 4 ? 4 : GROUPS % 2 == 0 && FS_EPI_G_MAX >= 2 ? 2 : 1;
+  static constexpr int GROUPS = VPS / FS_GROUP_TOKENS;     // noise groups per thread and row
+  // Groups scanned together: those whose group words one Philox call holds
+  // (64 tokens), as far as the segment has them.
+  static constexpr int CALL = GROUPS % 4 == 0 ? 4 : GROUPS % 2 == 0 ? 2 : 1;
 };
-static_assert(FS_TV % (4 * fs_own_layout::TPR) == 0, "epilogue_owner: segments of whole groups of four");
+static_assert(FS_TV % (FS_GROUP_TOKENS * fs_own_layout::TPR) == 0, "epilogue_owner: segments of whole noise groups");
 
 // One owned row of the thread: its parameters and running winner. The winner
 // (best, bi) is kept lazily: while `exact` is false, best is the winner's
@@ -120,13 +114,17 @@ __device__ __forceinline__ void fs_own_start_sample(fs_own_row& r, const fs_fuse
   }
 }
 
-// The exact score of value v (logit l) of the row.
+// Word i (0..3) of a Philox output, without indexing a register array.
+__device__ __forceinline__ fs_u32 fs_own_pick(const fs_philox_ctr& c, int i) {
+  return i == 0 ? c.v[0] : i == 1 ? c.v[1] : i == 2 ? c.v[2] : c.v[3];
+}
+
+// The exact score of value v (logit l) of the row: its group word and its own.
 __device__ __forceinline__ float fs_own_exact_score(const fs_own_row& r, int v, float l) {
-  fs_philox_ctr c[1];
+  fs_philox_ctr g[1], c[1];
+  fs_philox_blocks<1>(r.key, fs_group_ctr((fs_u64)v), g);
   fs_philox_blocks<1>(r.key, (fs_u32)(v >> 2), c);
-  const int i = v & 3;
-  const fs_u32 w = i == 0 ? c[0].v[0] : i == 1 ? c[0].v[1] : i == 2 ? c[0].v[2] : c[0].v[3];
-  return FS_FMA(l, r.inv_tau, fs_gumbel_from_bits(w));
+  return FS_FMA(l, r.inv_tau, fs_token_gumbel(fs_own_pick(g[0], fs_group_slot((fs_u64)v)), fs_own_pick(c[0], v & 3), v & 15));
 }
 __device__ __forceinline__ void fs_own_make_exact(fs_own_row& r) {
   if (!r.exact) {
@@ -150,72 +148,74 @@ __device__ __forceinline__ void fs_own_refresh_bound(fs_own_row& r, const fs_fus
     r.bound = fmaxf(r.bound, fmaxf(fs_candidate_score(__ldcg(p.best + n * p.num_samples + s)), fs_own_neg_inf()));
 }
 
-// One batch of G groups of four values (groups k0 .. k0 + G - 1) of this
-// thread's segment of staged row nl (row: the row's start; c0: the segment's
-// first column, v0: its vocabulary index; left: its values inside the
-// vocabulary, 0 for a dead row). WHOLE: every value of the batch is inside
-// (the common case: the tail checks compile away). Every lane of the warp
-// calls it (the votes below), live or not.
-template <bool WHOLE>
-__device__ __forceinline__ void fs_own_batch(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0, int left,
-                                             int k0) {
-  constexpr int G = fs_own_layout::G;
-  const float neg_inf = fs_own_neg_inf();
-  float4 l4[G];
-  int nv[G];  // values of group j inside the vocabulary
-  bool need = false;
-  float bmax = neg_inf;  // the batch's largest logit (NaN dropped)
+// The 16 values of noise group q (column c0 + 16 q, vocabulary index v0 +
+// 16 q) of this thread's segment of staged row nl (row: the row's start), nv
+// of them inside the vocabulary. Their largest logit (values past the
+// vocabulary included: an upper bound is all that is needed).
+__device__ __forceinline__ float fs_own_group_max(const float* row, int nl, int c0) {
+  float m = -__int_as_float(0x7f800000);
 #pragma unroll
-  for (int j = 0; j < G; ++j) {
-    nv[j] = WHOLE ? 4 : min(max(left - 4 * (k0 + j), 0), 4);
-    l4[j] = fs_own_load4(row, nl, c0 + 4 * (k0 + j));
-    // Every noise value is <= FS_GUMBEL_MAX and rounding is monotone: if
-    // even the group's largest logit cannot reach B with it, no value of
-    // the group can win or tie. fmaxf drops NaN (a NaN score never wins).
-    const float lmax = fmaxf(fmaxf(l4[j].x, l4[j].y), fmaxf(l4[j].z, l4[j].w));
-    need |= nv[j] && !r.greedy && !(FS_FMA(lmax, r.inv_tau, FS_GUMBEL_MAX) < r.bound);
-    bmax = fmaxf(bmax, lmax);
+  for (int k = 0; k < 4; ++k) {
+    const float4 l = fs_own_load4(row, nl, c0 + 4 * k);
+    m = fmaxf(m, fmaxf(fmaxf(l.x, l.y), fmaxf(l.z, l.w)));  // fmaxf drops NaN
   }
-  if (r.greedy) {
+  return m;
+}
+
+// Greedy rows: the group's values in order against the running winner.
+__device__ __forceinline__ void fs_own_greedy_group(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0, int nv) {
 #pragma unroll
-    for (int j = 0; j < G; ++j) {
-      const float lv[4] = {l4[j].x, l4[j].y, l4[j].z, l4[j].w};
+  for (int k = 0; k < 4; ++k) {
+    const float4 l4 = fs_own_load4(row, nl, c0 + 4 * k);
+    const float lv[4] = {l4.x, l4.y, l4.z, l4.w};
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int v = (int)(v0 + 4 * (k0 + j) + i);
-        if (i < nv[j] && fs_better(lv[i], v, r.best, r.bi)) {
-          r.best = lv[i];
-          r.bi = v;
-        }
+    for (int i = 0; i < 4; ++i) {
+      const int v = (int)(v0 + 4 * k + i);
+      if (4 * k + i < nv && fs_better(lv[i], v, r.best, r.bi)) {
+        r.best = lv[i];
+        r.bi = v;
       }
     }
   }
-  if (!__any_sync(0xffffffffu, need)) return;
-  const fs_u32 x0 = (fs_u32)((v0 >> 2) + k0);
-  fs_philox_ctr c[G];
-  fs_philox_blocks<G>(r.key, x0, c);
-  // A word below the skip word cannot lift any of the batch's values to the
-  // threshold (noise_skip.cuh): if no lane has a word at or above its own,
-  // the batch has no survivor and needs no noise approximation.
-  {
-    const fs_u32 skip = fs_noise_skip_word(fs_prune_threshold(r.bound), bmax, r.inv_tau);
-    bool pass = false;
-#pragma unroll
-    for (int j = 0; j < G; ++j)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) pass |= i < nv[j] && c[j].v[i] >= skip;
-    if (!__any_sync(0xffffffffu, need && pass)) return;
-  }
-  float st[G][4];
+}
+
+// Approximate scores of values 4k .. 4k + 3 of the group at column c0
+// (vocabulary index v0); a and lead from its group word.
+__device__ __forceinline__ float4 fs_own_approx4(const fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0,
+                                                 float a, int lead, int k) {
+  fs_philox_ctr c[1];
+  fs_philox_blocks<1>(r.key, (fs_u32)(v0 >> 2) + (fs_u32)k, c);
+  const float4 l4 = fs_own_load4(row, nl, c0 + 4 * k);
+  return make_float4(__fmaf_rn(l4.x, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[0], 4 * k == lead)),
+                     __fmaf_rn(l4.y, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[1], 4 * k + 1 == lead)),
+                     __fmaf_rn(l4.z, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[2], 4 * k + 2 == lead)),
+                     __fmaf_rn(l4.w, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[3], 4 * k + 3 == lead)));
+}
+
+// The values of one noise group whose group word passed the word test
+// (pass: this lane's group did; every lane of the warp calls it). Philox for
+// the 16 tokens' words, the approximate noise (gumbel_bound.cuh) and score
+// st. The group's largest st raises the bound B (st - margin is a lower bound
+// on that value's exact score); only values with st >= fs_prune_threshold(B)
+// can win or tie (docs/rng.md section 6). Exact noise is computed lazily: a
+// lone survivor whose score interval lies wholly above (or below) the running
+// winner's replaces it (or is dropped) without it; the exact score is
+// computed for close contests (overlapping intervals, several survivors).
+__device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0, int nv,
+                                             fs_u32 gw, bool pass) {
+  const float neg_inf = fs_own_neg_inf();
+  const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
+  const int lead = fs_group_lead(gw);
+  // Two passes over the four Philox calls (the largest st, then the
+  // survivors) rather than 16 scores held in registers: this path is rare.
   float smax = neg_inf;
+#pragma unroll 1
+  for (int k = 0; k < 4; ++k) {
+    const float4 st = fs_own_approx4(r, row, nl, c0, v0, a, lead, k);
+    const float sv[4] = {st.x, st.y, st.z, st.w};
 #pragma unroll
-  for (int j = 0; j < G; ++j) {
-    const float lv[4] = {l4[j].x, l4[j].y, l4[j].z, l4[j].w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      st[j][i] = __fmaf_rn(lv[i], r.inv_tau, fs_gumbel_approx(c[j].v[i]));
-      if (need && i < nv[j]) smax = fmaxf(smax, st[j][i]);  // fmaxf drops NaN
-    }
+    for (int i = 0; i < 4; ++i)
+      if (pass && 4 * k + i < nv) smax = fmaxf(smax, sv[i]);  // fmaxf drops NaN
   }
   // smax - m(smax) is a lower bound on that value's exact score (NaN for an
   // infinite smax, dropped by fmaxf).
@@ -225,24 +225,26 @@ __device__ __forceinline__ void fs_own_batch(fs_own_row& r, const float* row, in
   // Values that may win or tie. A NaN st comes from a NaN logit, whose
   // score never wins: it is not one.
   unsigned surv = 0;
-#pragma unroll
-  for (int j = 0; j < G; ++j)
+#pragma unroll 1
+  for (int k = 0; k < 4; ++k) {
+    const float4 st = fs_own_approx4(r, row, nl, c0, v0, a, lead, k);
+    const float sv[4] = {st.x, st.y, st.z, st.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      if (need && i < nv[j] && st[j][i] >= thr) surv |= 1u << (4 * j + i);
+      if (pass && 4 * k + i < nv && sv[i] >= thr) surv |= 1u << (4 * k + i);
+  }
   if (!surv) return;
   if ((surv & (surv - 1)) == 0) {
     // One survivor: the value with the largest st (every value with a
     // larger st would survive too). Compare intervals with the winner.
     const int b = __ffs(surv) - 1;
-    const int v = (int)(v0 + 4 * k0 + b);
     const float lo = __fadd_rn(smax, -msmax), hi = __fadd_rn(smax, msmax);
     const float mb = r.exact ? 0.0f : fs_score_margin(r.best);
     const float best_lo = __fadd_rn(r.best, -mb), best_hi = __fadd_rn(r.best, mb);
     if (r.bi == FS_NO_INDEX || lo > best_hi) {  // strictly better (or the first)
       r.best = smax;
-      r.bl = fs_own_load1(row, nl, c0 + 4 * k0 + b);
-      r.bi = v;
+      r.bl = fs_own_load1(row, nl, c0 + b);
+      r.bi = (int)(v0 + b);
       r.exact = false;
       return;
     }
@@ -254,8 +256,8 @@ __device__ __forceinline__ void fs_own_batch(fs_own_row& r, const float* row, in
   while (surv) {
     const int b = __ffs(surv) - 1;
     surv &= surv - 1;
-    const int v = (int)(v0 + 4 * k0 + b);
-    const float sc = fs_own_exact_score(r, v, fs_own_load1(row, nl, c0 + 4 * k0 + b));
+    const int v = (int)(v0 + b);
+    const float sc = fs_own_exact_score(r, v, fs_own_load1(row, nl, c0 + b));
     if (fs_better(sc, v, r.best, r.bi)) {
       r.best = sc;
       r.bi = v;
@@ -264,19 +266,76 @@ __device__ __forceinline__ void fs_own_batch(fs_own_row& r, const float* row, in
   r.bound = fmaxf(r.bound, r.best);
 }
 
+// CALL noise groups q0 .. q0 + CALL - 1 of this thread's segment of staged
+// row nl (row: the row's start; c0: the segment's first column, v0: its
+// vocabulary index; left: its values inside the vocabulary, 0 for a dead
+// row). WHOLE: every value is inside (the tail checks compile away). Every
+// lane of the warp calls it (the votes below), live or not.
+//
+// Per group, before any token's Philox word: its largest logit lmax. Every
+// noise value is <= FS_NOISE_MAX and rounding is monotone, so a group with
+// fma(lmax, 1/tau, FS_NOISE_MAX) < B cannot win or tie. Otherwise the group
+// word (one Philox call for four groups) bounds all 16 values' noise by the
+// lead's: a word below fs_group_skip_word (noise_skip.cuh) rules the whole
+// group out. Once the bound is near the row's final score that is nearly
+// every group, so most values cost a shared-memory load and a max.
+template <bool WHOLE>
+__device__ __forceinline__ void fs_own_groups(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0, int left,
+                                              int q0) {
+  constexpr int CALL = fs_own_layout::CALL;
+  const float neg_inf = fs_own_neg_inf();
+  float lmax[CALL];
+  int nv[CALL];
+  bool need[CALL];
+  bool any = false;
+  float bmax = neg_inf;
+#pragma unroll
+  for (int j = 0; j < CALL; ++j) {
+    const int q = q0 + j;
+    nv[j] = WHOLE ? FS_GROUP_TOKENS : min(max(left - FS_GROUP_TOKENS * q, 0), FS_GROUP_TOKENS);
+    lmax[j] = fs_own_group_max(row, nl, c0 + FS_GROUP_TOKENS * q);
+    if (r.greedy && nv[j] && !(lmax[j] < r.best))
+      fs_own_greedy_group(r, row, nl, c0 + FS_GROUP_TOKENS * q, v0 + FS_GROUP_TOKENS * q, nv[j]);
+    need[j] = nv[j] && !r.greedy && !(FS_FMA(lmax[j], r.inv_tau, FS_NOISE_MAX) < r.bound);
+    any |= need[j];
+    bmax = fmaxf(bmax, lmax[j]);
+  }
+  if (!__any_sync(0xffffffffu, any)) return;
+  // The group words of the CALL groups: one Philox call (64 tokens).
+  const fs_i64 vq = v0 + FS_GROUP_TOKENS * q0;
+  fs_philox_ctr g[1];
+  fs_philox_blocks<1>(r.key, fs_group_ctr((fs_u64)vq), g);
+  const fs_u32 skip = fs_group_skip_word(fs_prune_threshold(r.bound), bmax, r.inv_tau);
+  unsigned pass = 0;  // bit j: group q0 + j passed
+#pragma unroll
+  for (int j = 0; j < CALL; ++j)
+    if (need[j] && fs_own_pick(g[0], fs_group_slot((fs_u64)(vq + FS_GROUP_TOKENS * j))) >= skip) pass |= 1u << j;
+  if (!__any_sync(0xffffffffu, pass)) return;
+  // One copy of the rare path (not unrolled): the group's values, its word.
+#pragma unroll 1
+  for (int j = 0; j < CALL; ++j) {
+    const bool pj = (pass >> j) & 1u;
+    if (!__any_sync(0xffffffffu, pj)) continue;
+    const int q = q0 + j;
+    const int nvj = WHOLE ? FS_GROUP_TOKENS : min(max(left - FS_GROUP_TOKENS * q, 0), FS_GROUP_TOKENS);
+    const fs_u32 gw = fs_own_pick(g[0], fs_group_slot((fs_u64)(vq + FS_GROUP_TOKENS * j)));
+    fs_own_group(r, row, nl, c0 + FS_GROUP_TOKENS * q, v0 + FS_GROUP_TOKENS * q, nvj, gw, pj);
+  }
+}
+
 // Scans this thread's VPS values of staged row nl (row: the row's start; c0:
-// the first value's column, v0: its vocabulary index) in batches of G groups.
+// the first value's column, v0: its vocabulary index) CALL groups at a time.
 // Every lane of the warp calls it, live or not.
 __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0,
                                             fs_i64 vocab) {
-  constexpr int G = fs_own_layout::G;
+  constexpr int CALL = fs_own_layout::CALL;
   // Values of the segment inside the vocabulary (0 for a dead row).
   const fs_i64 left64 = vocab - v0;
   const int left = !r.live || left64 <= 0 ? 0 : left64 < fs_own_layout::VPS ? (int)left64 : fs_own_layout::VPS;
-  for (int k0 = 0; k0 < fs_own_layout::GROUPS; k0 += G) {
+  for (int q0 = 0; q0 < fs_own_layout::GROUPS; q0 += CALL) {
     // Warp-uniform choice, so the votes inside see every lane.
-    if (__all_sync(0xffffffffu, left >= 4 * (k0 + G))) fs_own_batch<true>(r, row, nl, c0, v0, left, k0);
-    else fs_own_batch<false>(r, row, nl, c0, v0, left, k0);
+    if (__all_sync(0xffffffffu, left >= FS_GROUP_TOKENS * (q0 + CALL))) fs_own_groups<true>(r, row, nl, c0, v0, left, q0);
+    else fs_own_groups<false>(r, row, nl, c0, v0, left, q0);
   }
 }
 

@@ -21,9 +21,6 @@ static_assert(FS_TV % 32 == 0, "simt: T_V must be a multiple of 32");
 static_assert(FS_TN % FS_NWARPS == 0, "simt: T_N must be a multiple of the warp count");
 static_assert(FS_TD % 4 == 0, "simt: T_d must be a multiple of 4");
 
-// At most two noise chains per lane in the epilogue: with four the fp32
-// default for N = 64 (tn64 w4x1, 64 live accumulators) spilled.
-#define FS_EPI_G_MAX 2
 #include "epilogue.cuh"
 #include "reduce.cuh"
 

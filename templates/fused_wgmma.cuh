@@ -29,11 +29,6 @@
 #define FS_CPR 8                           // 16-byte chunks per 128-byte stage row
 #define FS_LDL (FS_TV + 4)                 // row stride of the staged fp32 logit tile
 #define FS_EPI_N fs_wgmma_epilogue_rows(FS_TN)  // batch rows staged per epilogue pass
-// The accumulators stay live across the epilogue's passes: with more than 64
-// of them only two noise chains per lane fit (else epilogue.cuh decides).
-#if FS_MI * FS_NACC > 64
-#define FS_EPI_G_MAX 2
-#endif
 
 // With 4+ stages one stage's MMAs stay in flight while the next stage is
 // issued (loads then run STAGES-2 stages ahead); with 2-3 stages every

@@ -100,7 +100,6 @@
 #define FS_LDL (FS_L_GLOBAL ? 1 : FS_TV)    // row stride of the staged logits
 #define FS_L_SWZ (!FS_L_GLOBAL)
 #define FS_EPI_WARPS (FS_SHARED_WG0 ? 3 : 4 * FS_EPI_WG)
-#define FS_EPI_G_MAX 4                      // noise chains per epilogue lane
 #define FS_CONSUMER_ACCS (FS_MI * FS_NACC)  // fp32 accumulators per consumer thread
 #define FS_CONSUMER_REGS (FS_CONSUMER_ACCS > 64 ? 168 : FS_EPI_WG == 1 ? 128 : 104)
 #define FS_EPILOGUE_REGS (FS_CONSUMER_ACCS > 64 ? 136 : FS_EPI_WG == 1 ? 216 : 112)

@@ -39,7 +39,6 @@
 #define FS_LDL (FS_TV + 4)                  // row stride of a consumer's staged logits
 #define FS_EPI_N fs_ws_epilogue_rows(FS_TN, FS_TV)  // batch rows per epilogue pass
 #define FS_EPI_WARPS 4                      // one consumer warpgroup runs each epilogue
-#define FS_EPI_G_MAX (FS_MI * FS_NACC < 64 ? 4 : 2)  // value groups per lane at a time, as registers allow (tv128 tn64 spilled with 4)
 static_assert(FS_TD == 64, "wgmma_ws: T_d must be 64 (one 128-byte swizzle row)");
 static_assert(FS_STAGES >= 3, "wgmma_ws: at least three stages");
 static_assert(FS_WARPS_M == 12 && FS_WARPS_N == 1, "wgmma_ws: one producer and two consumer warpgroups (w12x1)");

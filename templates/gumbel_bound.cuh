@@ -1,12 +1,13 @@
 // gumbel_bound.cuh: a fast approximation of the noise with a proven error
 // bound. The epilogue uses it only to decide which values cannot win; every
-// value that might win gets its exact noise (fs_gumbel_from_bits), so samples
+// value that might win gets its exact noise (fs_token_gumbel), so samples
 // do not change (docs/rng.md section 6).
 #pragma once
-#include "gumbel.cuh"
+#include "gumbel_race.cuh"
 
 // |fs_gumbel_approx(w) - fs_gumbel_from_bits(w)| <= FS_GUMBEL_APPROX_ERR for
-// every 32-bit word w. The analysis (docs/rng.md section 6) gives about 1.1e-5; the
+// every 32-bit word w, and the same for fs_token_gumbel_approx against
+// fs_token_gumbel (gumbel_race.cuh). The analysis (docs/rng.md section 6) gives about 1.1e-5; the
 // GPU test GumbelBound.ExhaustiveOverAllUniforms checks all 2^23 uniforms on
 // the machine it runs on against this constant.
 #define FS_GUMBEL_APPROX_ERR 1e-4f
@@ -25,11 +26,27 @@ __device__ __forceinline__ float fs_lg2_approx_normal(float x) {
   return y;
 }
 
-__device__ __forceinline__ float fs_gumbel_approx(fs_u32 word) {
+// -log(u) of a word, approximately (the exponential of fs_exp1_from_bits).
+__device__ __forceinline__ float fs_exp1_approx(fs_u32 word) {
   const float u = fs_uniform_from_bits(word);
   const float f = __fadd_rn(1.0f, -u);  // exact: u is a multiple of 2^-24
   const float series = __fmul_rn(f, __fmaf_rn(f, __fmaf_rn(f, 0.333333343f, 0.5f), 1.0f));
-  const float e = f < 0.015625f ? series : __fmul_rn(-0.693147182f, fs_lg2_approx_normal(u));
+  return f < 0.015625f ? series : __fmul_rn(-0.693147182f, fs_lg2_approx_normal(u));
+}
+
+// -log(-log(u)): the approximate fs_gumbel_from_bits.
+__device__ __forceinline__ float fs_gumbel_approx(fs_u32 word) {
+  return __fmul_rn(-0.693147182f, fs_lg2_approx_normal(fs_exp1_approx(word)));
+}
+
+// The approximate fs_token_gumbel (gumbel_race.cuh): a_approx is
+// 0.0625 * fs_exp1_approx(group word), lead whether the token is the group's
+// lead. e >= 3.7e-9 is a normal float. Its error: e~ has the relative error
+// of fs_exp1_approx (a sum of two positive terms with that error), and the
+// outer lg2 adds its own, so |g~ - g| stays below the single-word bound plus
+// 2^-22 ln 2 |log2 e| (docs/rng.md section 6; GPU test GumbelBound.*).
+__device__ __forceinline__ float fs_token_gumbel_approx(float a_approx, fs_u32 word, bool lead) {
+  const float e = lead ? a_approx : __fadd_rn(a_approx, fs_exp1_approx(word));
   return __fmul_rn(-0.693147182f, fs_lg2_approx_normal(e));
 }
 

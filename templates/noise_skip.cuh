@@ -13,6 +13,7 @@
 #pragma once
 #include "gumbel.cuh"
 #include "gumbel_bound.cuh"
+#include "gumbel_race.cuh"
 
 FS_HD float fs_exp2_approx(float x) {
 #if defined(__CUDACC__)
@@ -47,4 +48,12 @@ FS_HD fs_u32 fs_noise_skip_word(float thr, float lmax, float inv_tau) {
   // Levels k < 2^23 - top - 1 have u <= 1 - (top + 3/2) 2^-23 < 1 - d.
   const int k = 8388608 - top - 1;
   return k > 0 ? (fs_u32)k << 9 : 0u;
+}
+
+// The same test on a group word (gumbel_race.cuh): every token of the group
+// has noise at most the lead's, -log(a) = G(u_G) + log 16 up to a few ulp,
+// so a group word below this word gives each of the group's 16 values
+// (logits <= lmax) an approximate score below thr (docs/rng.md section 6).
+FS_HD fs_u32 fs_group_skip_word(float thr, float lmax, float inv_tau) {
+  return fs_noise_skip_word(FS_FADD(thr, -FS_LOG_GROUP), lmax, inv_tau);
 }

@@ -147,13 +147,24 @@ TEST(ReferenceTemperature, InvalidTemperatureGivesMinusOne) {
 
 // ------------------------------------------------------------------- noise
 
-TEST(ReferenceNoise, GumbelIsPhiloxWordOfTheIndex) {
+// The noise of gumbel_race.cuh: the group word (Philox counter word 0 =
+// 2^31 | v >> 6, word (v >> 4) & 3) and the token's own word (counter v >> 2,
+// word v & 3), spelled out here from the Philox primitive.
+TEST(ReferenceNoise, GumbelIsTheGroupRaceOfPhiloxWords) {
   for (std::uint64_t seed : {0ull, 42ull, 0xdeadbeefcafef00dull})
     for (std::uint64_t offset : {0ull, 3ull, 1ull << 40})
       for (std::uint64_t v : {0ull, 1ull, 2ull, 3ull, 4ull, 5ull, 1023ull, 151935ull, (1ull << 33) + 6})
         for (std::uint32_t s : {0u, 1u, 5u}) {
           const fs_philox_ctr r = fs_noise_block(seed, offset, v, s);
-          const float expected = fs_gumbel_from_bits(r.v[v & 3]);
+          fs_philox_ctr gc;
+          gc.v[0] = 0x80000000u | fs_u32(v >> 6);
+          gc.v[1] = s;
+          gc.v[2] = fs_u32(offset);
+          gc.v[3] = fs_u32(offset >> 32);
+          const fs_u32 gw = fs_philox4x32_10(gc, fs_u32(seed), fs_u32(seed >> 32)).v[(v >> 4) & 3];
+          const float a = -fs_log(fs_uniform_from_bits(gw)) * 0.0625f;
+          const float e = int(v & 15) == int(gw & 15) ? a : a + -fs_log(fs_uniform_from_bits(r.v[v & 3]));
+          const float expected = -fs_log(e);
           EXPECT_EQ(fs::reference_gumbel(seed, offset, v, s), expected)
               << "seed " << seed << " offset " << offset << " v " << v << " sample " << s;
         }

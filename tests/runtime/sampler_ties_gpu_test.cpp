@@ -23,8 +23,7 @@
 #include "fusedsample/numeric.hpp"
 #include "runtime/device_memory.hpp"
 #include "templates/fs_params.cuh"
-#include "templates/gumbel.cuh"
-#include "templates/philox.cuh"
+#include "templates/gumbel_race.cuh"
 #include "tests/support/gpu_test_support.hpp"
 #include "tests/support/sampler_test_helpers.hpp"
 
@@ -45,8 +44,7 @@ std::int64_t host_winner(const std::vector<float>& logits, float tau, std::uint6
   for (std::size_t v = 0; v < logits.size(); ++v) {
     float sc = logits[v];
     if (tau != 0.0f) {
-      const fs_philox_ctr c = fs_noise_block(seed, offset, v, sample);
-      sc = FS_FMA(logits[v], inv_tau, fs_gumbel_from_bits(c.v[v & 3]));
+      sc = FS_FMA(logits[v], inv_tau, fs_gumbel_noise(seed, offset, v, sample));
     }
     if (fs_better(sc, int(v), best, bi)) {
       best = sc;

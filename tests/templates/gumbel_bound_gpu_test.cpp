@@ -16,8 +16,8 @@
 #include "fusedsample/device.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_memory.hpp"
-#include "templates/gumbel.cuh"
 #include "templates/gumbel_bound.cuh"
+#include "templates/gumbel_race.cuh"
 #include "tests/support/gpu_test_support.hpp"
 #include "tests/support/sampler_test_helpers.hpp"
 #include "tests/support/spec_builder.hpp"
@@ -35,7 +35,27 @@ extern "C" __global__ void fs_gumbel_bound_check(float* approx, float* exact) {
   approx[k] = fs_gumbel_approx(k << 9);
   exact[k] = fs_gumbel_from_bits(k << 9);
 }
+// The group race (gumbel_race.cuh): every group level k with the lead and
+// three token words (the extremes, and one that varies with k).
+extern "C" __global__ void fs_race_bound_check(float* approx, float* exact) {
+  const fs_u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= (1u << 23)) return;
+  const fs_u32 gw = (k << 9) | (k & 15u);  // lead position k & 15
+  const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
+  const fs_u32 words[4] = {0u, 0u, 0xfffffe00u, (k * 2654435761u) & 0xfffffe00u};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int pos = j == 0 ? (int)(k & 15u) : (int)((k + 1u) & 15u);
+    approx[4 * k + j] = fs_token_gumbel_approx(a, words[j], pos == (int)(k & 15u));
+    exact[4 * k + j] = fs_token_gumbel(gw, words[j], pos);
+  }
+}
 )";
+
+// Words of fs_race_bound_check's slot j for group level k (host side).
+std::uint32_t race_token_word(std::uint32_t k, int j) {
+  return j < 2 ? 0u : j == 2 ? 0xfffffe00u : (k * 2654435761u) & 0xfffffe00u;
+}
 
 TEST(GumbelBound, ExhaustiveOverAllUniforms) {
   FS_REQUIRE_GPU();
@@ -79,6 +99,54 @@ TEST(GumbelBound, ExhaustiveOverAllUniforms) {
   EXPECT_LE(max_err, double(FS_GUMBEL_APPROX_ERR)) << "the pruning bound does not hold on " << dev.name;
   // The analysis (docs/rng.md section 6) expects ~1e-5: a much smaller error
   // means the check did not run the SFU path it is meant to bound.
+  EXPECT_GT(max_err, 1e-7);
+}
+
+// The same bound for the group race's noise: 2^23 group levels, each with
+// its lead and three token words; device exact noise bit-identical to the host.
+TEST(GumbelBound, GroupRaceOverAllGroupUniforms) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  const DeviceInfo dev = list_devices().at(0);
+  RenderedKernel r = render_kernel(testing::build_spec(DType::bf16, Variant::mma_sync,
+                                                       arch_for_compute_capability(dev.cc_major, dev.cc_minor), 128,
+                                                       8, 64, 3, 4, 1));
+  r.source = kSource;
+  const CompiledKernel k = compile_uncached(r);
+  CUmodule mod = nullptr;
+  FS_CU(cuModuleLoadData(&mod, k.cubin.data()));
+  CUfunction fn = nullptr;
+  FS_CU(cuModuleGetFunction(&fn, mod, "fs_race_bound_check"));
+  runtime::DeviceMemory approx(std::size_t(kLevels) * 16), exact(std::size_t(kLevels) * 16);
+  CUdeviceptr a = approx.get(), e = exact.get();
+  void* params[] = {&a, &e};
+  FS_CU(cuLaunchKernel(fn, kLevels / 256, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr));
+  FS_CU(cuCtxSynchronize());
+  const std::vector<float> ga = testing::from_device<float>(approx, std::size_t(kLevels) * 4);
+  const std::vector<float> ge = testing::from_device<float>(exact, std::size_t(kLevels) * 4);
+  FS_CU(cuModuleUnload(mod));
+
+  double max_err = 0.0;
+  std::uint32_t worst = 0, mismatches = 0;
+  for (std::uint32_t i = 0; i < kLevels; ++i)
+    for (int j = 0; j < 4; ++j) {
+      const std::uint32_t gw = (i << 9) | (i & 15u);
+      const int pos = j == 0 ? int(i & 15u) : int((i + 1u) & 15u);
+      const float host = fs_token_gumbel(gw, race_token_word(i, j), pos);
+      const std::size_t at = std::size_t(i) * 4 + std::size_t(j);
+      if (std::memcmp(&host, &ge[at], 4) != 0 && ++mismatches <= 5)
+        ADD_FAILURE() << "device race noise differs from the host build at k=" << i << " slot " << j << ": "
+                      << ge[at] << " vs " << host;
+      const double err = std::fabs(double(ga[at]) - double(ge[at]));
+      if (!(err <= max_err)) {
+        max_err = std::isnan(err) ? INFINITY : err;
+        worst = std::uint32_t(at);
+      }
+    }
+  EXPECT_EQ(mismatches, 0u);
+  std::printf("group race: max |approx - exact| = %.3g at k = %u slot %u; bound %.3g\n", max_err, worst / 4,
+              worst % 4, double(FS_GUMBEL_APPROX_ERR));
+  EXPECT_LE(max_err, double(FS_GUMBEL_APPROX_ERR)) << "the pruning bound does not hold on " << dev.name;
   EXPECT_GT(max_err, 1e-7);
 }
 

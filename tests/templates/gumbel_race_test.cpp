@@ -1,0 +1,151 @@
+// gumbel_race_test.cpp: the host build of templates/gumbel_race.cuh, the
+// noise of the contract (docs/rng.md section 4). Its bounds and the facts the
+// kernels' group test rests on (every token's noise is at most the lead's,
+// and the lead's is G(u) + log 16 up to a few ulp), and its distribution: the
+// lead position is uniform, every position's noise is a standard Gumbel, and
+// Gumbel-max inside one group and across group edges samples softmax.
+// Checked by mutation: dropping the / 16, taking the lead from the high bits
+// of the word or letting the lead's token draw its own word fails here.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "templates/gumbel_race.cuh"
+#include "templates/noise_skip.cuh"
+
+namespace {
+
+constexpr std::uint32_t kLevels = 1u << 23;
+
+// Upper 1e-6 quantile of chi-squared with df degrees of freedom (Wilson-Hilferty).
+double chi2_critical_1e6(int df) {
+  const double z = 4.753424308822899, a = 2.0 / (9.0 * df);
+  return df * std::pow(1 - a + z * std::sqrt(a), 3);
+}
+
+double chi2(const std::vector<double>& counts, const std::vector<double>& p) {
+  double n = 0, s = 0;
+  for (double c : counts) n += c;
+  for (std::size_t i = 0; i < p.size(); ++i) s += (counts[i] - n * p[i]) * (counts[i] - n * p[i]) / (n * p[i]);
+  return s;
+}
+
+TEST(GumbelRace, NoiseBoundsHoldAndAreTight) {
+  float hi = -INFINITY;
+  for (std::uint32_t k = 0; k < kLevels; ++k) {
+    const fs_u32 gw = k << 9;
+    hi = std::max(hi, fs_token_gumbel(gw, 0u, fs_group_lead(gw)));
+  }
+  EXPECT_LE(hi, FS_NOISE_MAX);
+  EXPECT_LE(double(FS_NOISE_MAX) - hi, 1e-3) << "FS_NOISE_MAX is a loose bound";
+  // The smallest: a non-lead token with the largest a and the largest -log(u).
+  const float lo = fs_token_gumbel(0u, 0u, 1);
+  EXPECT_GE(lo, FS_NOISE_MIN);
+  EXPECT_LE(lo - double(FS_NOISE_MIN), 1e-3) << "FS_NOISE_MIN is a loose bound";
+  std::mt19937 rng(7);
+  for (int i = 0; i < 1000000; ++i) {
+    const fs_u32 gw = rng(), w = rng();
+    const float g = fs_token_gumbel(gw, w, int(rng() & 15));
+    ASSERT_GE(g, FS_NOISE_MIN);
+    ASSERT_LE(g, FS_NOISE_MAX);
+  }
+}
+
+// The group test's premises: the lead's noise grows with the group word's
+// level (so the largest skipped level bounds every skipped word), is G(u) +
+// log 16 within 1e-5, and no token of the group has more noise than the lead.
+TEST(GumbelRace, LeadBoundsTheGroupAndIsAShiftedGumbel) {
+  float prev = -INFINITY;
+  double worst_shift = 0;
+  for (std::uint32_t k = 0; k < kLevels; ++k) {
+    const fs_u32 gw = k << 9;
+    const float lead = fs_token_gumbel(gw, 0u, fs_group_lead(gw));
+    ASSERT_GE(lead, prev) << "lead noise not monotone at level " << k;
+    prev = lead;
+    worst_shift = std::max(worst_shift, std::fabs(double(lead) - (double(fs_gumbel_from_bits(gw)) + std::log(16.0))));
+    // Non-lead tokens, with the smallest own exponential (the closest to the lead) and one that varies.
+    const fs_u32 close = 0xfffffe00u, other = (k * 2654435761u) & 0xfffffe00u;
+    const int pos = (fs_group_lead(gw) + 1) & 15;
+    ASSERT_LE(fs_token_gumbel(gw, close, pos), lead) << "level " << k;
+    ASSERT_LE(fs_token_gumbel(gw, other, pos), lead) << "level " << k;
+  }
+  EXPECT_LE(worst_shift, 1e-5);
+}
+
+// A group word below fs_group_skip_word(T, lmax, 1/tau) leaves every value of
+// the group (logits <= lmax) with an approximate score below T.
+TEST(GumbelRace, GroupSkipWordRulesOutOnlyGroupsBelowTheThreshold) {
+  std::mt19937_64 rng(20261121);
+  std::uniform_real_distribution<float> l_d(-40.0f, 40.0f), gap_d(-1.0f, 22.0f);
+  const float inv_taus[] = {1.0f, 2.0f, 1.0f / 0.7f, 0.5f, 100.0f};
+  int skipping = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const float lmax = l_d(rng), w = inv_taus[i % 5];
+    const float thr = lmax * w + gap_d(rng);
+    const fs_u32 word = fs_group_skip_word(thr, lmax, w);
+    if (word == 0) continue;
+    ++skipping;
+    const fs_u32 top_skipped = word - 512u;  // the largest skipped level
+    const double s = double(lmax) * double(w) +
+                     double(fs_token_gumbel(top_skipped, 0u, fs_group_lead(top_skipped))) + double(FS_GUMBEL_APPROX_ERR);
+    ASSERT_LT(s + 1e-6 * (1.0 + std::fabs(thr)), double(thr)) << "thr " << thr << " lmax " << lmax << " 1/tau " << w;
+  }
+  EXPECT_GT(skipping, 150000);
+  // Far below the threshold nearly every group is ruled out: with T - l/tau = 14,
+  // the lead noise passes with probability ~16 exp(-14) (real numbers).
+  const fs_u32 word = fs_group_skip_word(14.0f, 0.0f, 1.0f);
+  const double passing = double(kLevels) - double(word >> 9);
+  const double ideal = double(kLevels) * -std::expm1(-16.0 * std::exp(-14.0));
+  EXPECT_GE(passing, ideal);
+  EXPECT_LE(passing, 1.02 * ideal + 8.0);
+}
+
+TEST(GumbelRace, LeadPositionIsUniform) {
+  std::vector<double> counts(16, 0.0);
+  for (std::uint64_t v = 0; v < (1u << 24); v += 16) counts[std::size_t(fs_group_lead(fs_group_word(99, 5, v, 0)))] += 1;
+  const std::vector<double> p(16, 1.0 / 16);
+  EXPECT_LT(chi2(counts, p), chi2_critical_1e6(15));
+}
+
+// Every position's noise, lead or not, is a standard Gumbel: F(g) =
+// exp(-exp(-g)) is uniform over 50 bins, for each of the 16 positions.
+TEST(GumbelRace, EveryPositionIsStandardGumbel) {
+  constexpr int kBins = 50;
+  const std::vector<double> p(kBins, 1.0 / kBins);
+  std::vector<std::vector<double>> counts(16, std::vector<double>(kBins, 0.0));
+  for (std::uint64_t v = 0; v < (1u << 21); ++v) {
+    const double g = fs_gumbel_noise(0x5eed, 17, v, 2);
+    const double f = std::exp(-std::exp(-g));
+    counts[v & 15][std::min(kBins - 1, int(f * kBins))] += 1;
+  }
+  for (int pos = 0; pos < 16; ++pos) EXPECT_LT(chi2(counts[std::size_t(pos)], p), chi2_critical_1e6(kBins - 1)) << pos;
+}
+
+// Gumbel-max over 40 tokens v = 8 .. 47 (three groups, cut at both ends) with
+// unequal probabilities samples softmax; so does a single group. 400,000
+// draws each (offset = draw number).
+TEST(GumbelRace, GumbelMaxSamplesSoftmaxInsideAndAcrossGroups) {
+  for (const auto& [first, count] : {std::pair<int, int>{8, 40}, std::pair<int, int>{32, 16}}) {
+    std::vector<double> logit(static_cast<std::size_t>(count)), p(static_cast<std::size_t>(count));
+    double z = 0;
+    for (int i = 0; i < count; ++i) z += p[std::size_t(i)] = std::exp(logit[std::size_t(i)] = 0.15 * ((i * 7) % 13));
+    for (double& x : p) x /= z;
+    std::vector<double> counts(static_cast<std::size_t>(count), 0.0);
+    for (std::uint64_t draw = 0; draw < 400000; ++draw) {
+      int best = 0;
+      float bs = -INFINITY;
+      for (int i = 0; i < count; ++i) {
+        const float s = float(logit[std::size_t(i)]) + fs_gumbel_noise(42, draw, std::uint64_t(first + i), 0);
+        if (s > bs) bs = s, best = i;
+      }
+      counts[std::size_t(best)] += 1;
+    }
+    EXPECT_LT(chi2(counts, p), chi2_critical_1e6(count - 1)) << "tokens " << first << " .. " << first + count - 1;
+  }
+}
+
+}  // namespace
