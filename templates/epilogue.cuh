@@ -114,6 +114,15 @@ __device__ __forceinline__ float4 fs_epi_approx4(const float* vals, fs_u64 seed,
                      __fmaf_rn(l4.w, inv_tau, fs_token_gumbel_approx(a, c.v[3], 4 * k + 3 == lead)));
 }
 
+// Whether values 4k .. 4k + 3 of a passed group may reach threshold thr at all:
+// an approximate score below it has an exact score below the bound it came
+// from (docs/rng.md section 6), so neither pass needs them.
+__device__ __forceinline__ bool fs_epi_chunk_may_reach(const float* v4, float inv_tau, float mup, float thr) {
+  const float4 l4 = *reinterpret_cast<const float4*>(v4);
+  const float cmax = fmaxf(fmaxf(l4.x, l4.y), fmaxf(l4.z, l4.w));  // fmaxf drops NaN (never a winner)
+  return !(FS_FMA(cmax, inv_tau, mup) < thr);
+}
+
 // Gumbel-max over the staged rows [n0, n0 + FS_EPI_N) x [v0, v0 + FS_TV).
 // Keys of p.best are read one (row, sample) ahead of their use. A kernel that
 // calls this repeatedly can chain the prefetch across calls: *chain holds the
@@ -190,12 +199,18 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
         const int nok = pass ? nv : 0;  // values of this lane's group that may still win
         const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
         const int lead = fs_group_lead(gw);
+        // mup bounds every approximate noise of the group (the lead's
+        // approximation plus 3 eps, as in epilogue_owner.cuh): four values
+        // whose largest logit cannot reach the pruning threshold with it need
+        // no Philox call in either pass.
+        const float mup = __fadd_rn(__fmul_rn(-0.693147182f, fs_lg2_approx_normal(a)), 3.0f * FS_GUMBEL_APPROX_ERR);
         // Pass 1: the largest interval low end (st - m: a lower bound on that
         // value's exact score) raises the row's bound.
         float lo = neg_inf;
         if (nok) {
 #pragma unroll 1
           for (int k = 0; k < 4; ++k) {
+            if (4 * k >= nok || !fs_epi_chunk_may_reach(vals + 4 * k, inv_tau, mup, fs_prune_threshold(bound))) continue;
             const float4 st = fs_epi_approx4(vals, seed, offset, vb, s, inv_tau, a, lead, k);
             const float sv[4] = {st.x, st.y, st.z, st.w};
 #pragma unroll
@@ -210,6 +225,7 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
         if (nok) {
 #pragma unroll 1
           for (int k = 0; k < 4; ++k) {
+            if (4 * k >= nok || !fs_epi_chunk_may_reach(vals + 4 * k, inv_tau, mup, fs_prune_threshold(bound))) continue;
             const float4 st = fs_epi_approx4(vals, seed, offset, vb, s, inv_tau, a, lead, k);
             const float sv[4] = {st.x, st.y, st.z, st.w};
 #pragma unroll

@@ -181,15 +181,22 @@ __device__ __forceinline__ void fs_own_greedy_group(fs_own_row& r, const float* 
 
 // Approximate scores of values 4k .. 4k + 3 of the group at column c0
 // (vocabulary index v0); a and lead from its group word.
-__device__ __forceinline__ float4 fs_own_approx4(const fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0,
-                                                 float a, int lead, int k) {
+__device__ __forceinline__ float4 fs_own_approx4(const fs_own_row& r, fs_i64 v0, float4 l4, float a, int lead, int k) {
   fs_philox_ctr c[1];
   fs_philox_blocks<1>(r.key, (fs_u32)(v0 >> 2) + (fs_u32)k, c);
-  const float4 l4 = fs_own_load4(row, nl, c0 + 4 * k);
   return make_float4(__fmaf_rn(l4.x, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[0], 4 * k == lead)),
                      __fmaf_rn(l4.y, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[1], 4 * k + 1 == lead)),
                      __fmaf_rn(l4.z, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[2], 4 * k + 2 == lead)),
                      __fmaf_rn(l4.w, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[3], 4 * k + 3 == lead)));
+}
+
+// Whether values 4k .. 4k + 3 (logits l4) may reach the threshold thr at
+// all: every token's approximate noise is at most mup (the lead's plus 3 eps,
+// fs_own_group), so if the largest of the four cannot reach thr with it,
+// none of their approximate scores can, and their Philox call is not made.
+__device__ __forceinline__ bool fs_own_chunk_may_reach(float4 l4, float inv_tau, float mup, float thr) {
+  const float cmax = fmaxf(fmaxf(l4.x, l4.y), fmaxf(l4.z, l4.w));  // fmaxf drops NaN (never a survivor)
+  return !(FS_FMA(cmax, inv_tau, mup) < thr);
 }
 
 // The values of one noise group whose group word passed the word test
@@ -206,16 +213,25 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
   const float neg_inf = fs_own_neg_inf();
   const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
   const int lead = fs_group_lead(gw);
-  // Two passes over the four Philox calls (the largest st, then the
-  // survivors) rather than 16 scores held in registers: this path is rare.
+  // Every token's exact noise is at most the lead's (gumbel_race.cuh), whose
+  // approximation is -log(a~) within eps; a token's approximate noise is
+  // within eps of its exact one: so mup bounds every approximate noise of the
+  // group (the third eps covers the roundings). Two passes over the four
+  // Philox calls (the largest st, then the survivors) rather than 16 scores
+  // held in registers: this path is rare; a call whose four logits cannot
+  // reach the threshold with mup is not made.
+  const float mup = __fadd_rn(__fmul_rn(-0.693147182f, fs_lg2_approx_normal(a)), 3.0f * FS_GUMBEL_APPROX_ERR);
+  const float thr0 = fs_prune_threshold(r.bound);
   float smax = neg_inf;
 #pragma unroll 1
   for (int k = 0; k < 4; ++k) {
-    const float4 st = fs_own_approx4(r, row, nl, c0, v0, a, lead, k);
+    const float4 l4 = fs_own_load4(row, nl, c0 + 4 * k);
+    if (!pass || 4 * k >= nv || !fs_own_chunk_may_reach(l4, r.inv_tau, mup, thr0)) continue;
+    const float4 st = fs_own_approx4(r, v0, l4, a, lead, k);
     const float sv[4] = {st.x, st.y, st.z, st.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      if (pass && 4 * k + i < nv) smax = fmaxf(smax, sv[i]);  // fmaxf drops NaN
+      if (4 * k + i < nv) smax = fmaxf(smax, sv[i]);  // fmaxf drops NaN
   }
   // smax - m(smax) is a lower bound on that value's exact score (NaN for an
   // infinite smax, dropped by fmaxf).
@@ -227,11 +243,13 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
   unsigned surv = 0;
 #pragma unroll 1
   for (int k = 0; k < 4; ++k) {
-    const float4 st = fs_own_approx4(r, row, nl, c0, v0, a, lead, k);
+    const float4 l4 = fs_own_load4(row, nl, c0 + 4 * k);
+    if (!pass || 4 * k >= nv || !fs_own_chunk_may_reach(l4, r.inv_tau, mup, thr)) continue;
+    const float4 st = fs_own_approx4(r, v0, l4, a, lead, k);
     const float sv[4] = {st.x, st.y, st.z, st.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      if (pass && 4 * k + i < nv && sv[i] >= thr) surv |= 1u << (4 * k + i);
+      if (4 * k + i < nv && sv[i] >= thr) surv |= 1u << (4 * k + i);
   }
   if (!surv) return;
   if ((surv & (surv - 1)) == 0) {
@@ -288,7 +306,6 @@ __device__ __forceinline__ void fs_own_groups(fs_own_row& r, const float* row, i
   int nv[CALL];
   bool need[CALL];
   bool any = false;
-  float bmax = neg_inf;
 #pragma unroll
   for (int j = 0; j < CALL; ++j) {
     const int q = q0 + j;
@@ -298,18 +315,22 @@ __device__ __forceinline__ void fs_own_groups(fs_own_row& r, const float* row, i
       fs_own_greedy_group(r, row, nl, c0 + FS_GROUP_TOKENS * q, v0 + FS_GROUP_TOKENS * q, nv[j]);
     need[j] = nv[j] && !r.greedy && !(FS_FMA(lmax[j], r.inv_tau, FS_NOISE_MAX) < r.bound);
     any |= need[j];
-    bmax = fmaxf(bmax, lmax[j]);
   }
   if (!__any_sync(0xffffffffu, any)) return;
   // The group words of the CALL groups: one Philox call (64 tokens).
   const fs_i64 vq = v0 + FS_GROUP_TOKENS * q0;
   fs_philox_ctr g[1];
   fs_philox_blocks<1>(r.key, fs_group_ctr((fs_u64)vq), g);
-  const fs_u32 skip = fs_group_skip_word(fs_prune_threshold(r.bound), bmax, r.inv_tau);
+  // Each group against its own largest logit (one ex2 each): a warp runs
+  // the rare path below whenever one of its lanes passes, so a tighter test
+  // pays for itself.
+  const float thr = fs_prune_threshold(r.bound);
   unsigned pass = 0;  // bit j: group q0 + j passed
 #pragma unroll
   for (int j = 0; j < CALL; ++j)
-    if (need[j] && fs_own_pick(g[0], fs_group_slot((fs_u64)(vq + FS_GROUP_TOKENS * j))) >= skip) pass |= 1u << j;
+    if (need[j] && fs_own_pick(g[0], fs_group_slot((fs_u64)(vq + FS_GROUP_TOKENS * j))) >=
+                       fs_group_skip_word(thr, lmax[j], r.inv_tau))
+      pass |= 1u << j;
   if (!__any_sync(0xffffffffu, pass)) return;
   // One copy of the rare path (not unrolled): the group's values, its word.
 #pragma unroll 1
