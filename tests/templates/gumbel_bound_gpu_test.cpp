@@ -57,11 +57,13 @@ std::uint32_t race_token_word(std::uint32_t k, int j) {
   return j < 2 ? 0u : j == 2 ? 0xfffffe00u : (k * 2654435761u) & 0xfffffe00u;
 }
 
-TEST(GumbelBound, ExhaustiveOverAllUniforms) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
-  const DeviceInfo dev = list_devices().at(0);
-  // Compile the check with the options of a real kernel for this GPU.
+// Compiles kSource with the options of a real kernel for this GPU, runs
+// `kernel`(approx, exact) over the 2^23 levels and returns both arrays
+// (`per_level` floats per level each).
+struct CheckOutput {
+  std::vector<float> approx, exact;
+};
+CheckOutput run_check(const DeviceInfo& dev, const char* kernel, std::size_t per_level) {
   RenderedKernel r = render_kernel(testing::build_spec(DType::bf16, Variant::mma_sync,
                                                        arch_for_compute_capability(dev.cc_major, dev.cc_minor), 128,
                                                        8, 64, 3, 4, 1));
@@ -70,16 +72,25 @@ TEST(GumbelBound, ExhaustiveOverAllUniforms) {
   CUmodule mod = nullptr;
   FS_CU(cuModuleLoadData(&mod, k.cubin.data()));
   CUfunction fn = nullptr;
-  FS_CU(cuModuleGetFunction(&fn, mod, "fs_gumbel_bound_check"));
-
-  runtime::DeviceMemory approx(kLevels * 4), exact(kLevels * 4);
+  FS_CU(cuModuleGetFunction(&fn, mod, kernel));
+  const std::size_t n = std::size_t(kLevels) * per_level;
+  runtime::DeviceMemory approx(n * 4), exact(n * 4);
   CUdeviceptr a = approx.get(), e = exact.get();
   void* params[] = {&a, &e};
   FS_CU(cuLaunchKernel(fn, kLevels / 256, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr));
   FS_CU(cuCtxSynchronize());
-  const std::vector<float> ga = testing::from_device<float>(approx, kLevels);
-  const std::vector<float> ge = testing::from_device<float>(exact, kLevels);
+  CheckOutput out{testing::from_device<float>(approx, n), testing::from_device<float>(exact, n)};
   FS_CU(cuModuleUnload(mod));
+  return out;
+}
+
+TEST(GumbelBound, ExhaustiveOverAllUniforms) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  const DeviceInfo dev = list_devices().at(0);
+  const CheckOutput out = run_check(dev, "fs_gumbel_bound_check", 1);
+  const std::vector<float>& ga = out.approx;
+  const std::vector<float>& ge = out.exact;
 
   double max_err = 0.0;
   std::uint32_t worst = 0, mismatches = 0;
@@ -108,23 +119,9 @@ TEST(GumbelBound, GroupRaceOverAllGroupUniforms) {
   FS_REQUIRE_GPU();
   testing::use_process_context();
   const DeviceInfo dev = list_devices().at(0);
-  RenderedKernel r = render_kernel(testing::build_spec(DType::bf16, Variant::mma_sync,
-                                                       arch_for_compute_capability(dev.cc_major, dev.cc_minor), 128,
-                                                       8, 64, 3, 4, 1));
-  r.source = kSource;
-  const CompiledKernel k = compile_uncached(r);
-  CUmodule mod = nullptr;
-  FS_CU(cuModuleLoadData(&mod, k.cubin.data()));
-  CUfunction fn = nullptr;
-  FS_CU(cuModuleGetFunction(&fn, mod, "fs_race_bound_check"));
-  runtime::DeviceMemory approx(std::size_t(kLevels) * 16), exact(std::size_t(kLevels) * 16);
-  CUdeviceptr a = approx.get(), e = exact.get();
-  void* params[] = {&a, &e};
-  FS_CU(cuLaunchKernel(fn, kLevels / 256, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr));
-  FS_CU(cuCtxSynchronize());
-  const std::vector<float> ga = testing::from_device<float>(approx, std::size_t(kLevels) * 4);
-  const std::vector<float> ge = testing::from_device<float>(exact, std::size_t(kLevels) * 4);
-  FS_CU(cuModuleUnload(mod));
+  const CheckOutput out = run_check(dev, "fs_race_bound_check", 4);
+  const std::vector<float>& ga = out.approx;
+  const std::vector<float>& ge = out.exact;
 
   double max_err = 0.0;
   std::uint32_t worst = 0, mismatches = 0;
