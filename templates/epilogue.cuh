@@ -22,7 +22,6 @@
 #include "gumbel_race.cuh"
 #include "gumbel_bound.cuh"
 #include "noise_skip.cuh"
-#include "race_scores.cuh"
 
 #ifndef FS_EPI_N
 #define FS_EPI_N FS_TN
@@ -101,6 +100,29 @@ __device__ __forceinline__ int fs_epilogue_first_row(int warp) {
   return warp * (32 / LPR) + (threadIdx.x & 31) / LPR;
 }
 
+// The approximate scores of values 4k .. 4k + 3 of a group whose word passed
+// (vals: the group's values in the staged row, vb their first vocabulary
+// index, a and lead from the group word gw). Called twice per group (interval
+// low ends, then high ends) rather than holding 16 scores in registers.
+__device__ __forceinline__ float4 fs_epi_approx4(const float* vals, fs_u64 seed, fs_u64 offset, fs_i64 vb, int s,
+                                                 float inv_tau, float a, int lead, int k) {
+  const fs_philox_ctr c = fs_noise_block(seed, offset, (fs_u64)(vb + 4 * k), (fs_u32)s);
+  const float4 l4 = *reinterpret_cast<const float4*>(vals + 4 * k);
+  return make_float4(__fmaf_rn(l4.x, inv_tau, fs_token_gumbel_approx(a, c.v[0], 4 * k == lead)),
+                     __fmaf_rn(l4.y, inv_tau, fs_token_gumbel_approx(a, c.v[1], 4 * k + 1 == lead)),
+                     __fmaf_rn(l4.z, inv_tau, fs_token_gumbel_approx(a, c.v[2], 4 * k + 2 == lead)),
+                     __fmaf_rn(l4.w, inv_tau, fs_token_gumbel_approx(a, c.v[3], 4 * k + 3 == lead)));
+}
+
+// Whether values 4k .. 4k + 3 of a passed group may reach threshold thr at all:
+// an approximate score below it has an exact score below the bound it came
+// from (docs/rng.md section 6), so neither pass needs them.
+__device__ __forceinline__ bool fs_epi_chunk_may_reach(const float* v4, float inv_tau, float mup, float thr) {
+  const float4 l4 = *reinterpret_cast<const float4*>(v4);
+  const float cmax = fmaxf(fmaxf(l4.x, l4.y), fmaxf(l4.z, l4.w));  // fmaxf drops NaN (never a winner)
+  return !(FS_FMA(cmax, inv_tau, mup) < thr);
+}
+
 // Gumbel-max over the staged rows [n0, n0 + FS_EPI_N) x [v0, v0 + FS_TV).
 // Keys of p.best are read one (row, sample) ahead of their use. A kernel that
 // calls this repeatedly can chain the prefetch across calls: *chain holds the
@@ -140,8 +162,6 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
                                                         : fs_epilogue_key(p, next_n0, warp * RPW + sub, 0);
       // bound: a lower bound on the row's final best score, the same in all its lanes.
       float bound = (exists && valid) ? fs_bound_from_key(key) : neg_inf;
-      // The Philox constants of (seed, offset, s), once per row and sample (philox_batch.cuh).
-      const fs_philox_row pk = exists && valid && !greedy ? fs_philox_row_init(seed, offset, (fs_u32)s) : fs_philox_row{};
       float best = neg_inf;
       int bi = FS_NO_INDEX;
       for (int k = 0; k < KMAX; ++k) {
@@ -173,24 +193,25 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
         // the test weaker).
         const bool need = nv && !greedy && !(FS_FMA(lmax, inv_tau, FS_NOISE_MAX) < bound);
         if (!__any_sync(0xffffffffu, need)) continue;
-        const fs_u32 gw = need ? fs_race_group_word(pk, vb) : 0u;
+        const fs_u32 gw = need ? fs_group_word(seed, offset, (fs_u64)vb, (fs_u32)s) : 0u;
         const bool pass = need && gw >= fs_group_skip_word(fs_prune_threshold(bound), lmax, inv_tau);
         if (!__any_sync(0xffffffffu, pass)) continue;
         const int nok = pass ? nv : 0;  // values of this lane's group that may still win
-        // Four values whose largest logit cannot reach the pruning threshold
-        // with the group's noise bound need no Philox call in either pass
-        // (race_scores.cuh); the second pass recomputes the scores rather
-        // than holding 16 in registers.
-        const fs_race_group rg = fs_race_group_of(gw);
+        const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
+        const int lead = fs_group_lead(gw);
+        // mup bounds every approximate noise of the group (the lead's
+        // approximation plus 3 eps, as in epilogue_owner.cuh): four values
+        // whose largest logit cannot reach the pruning threshold with it need
+        // no Philox call in either pass.
+        const float mup = __fadd_rn(__fmul_rn(-0.693147182f, fs_lg2_approx_normal(a)), 3.0f * FS_GUMBEL_APPROX_ERR);
         // Pass 1: the largest interval low end (st - m: a lower bound on that
         // value's exact score) raises the row's bound.
         float lo = neg_inf;
         if (nok) {
 #pragma unroll 1
           for (int k = 0; k < 4; ++k) {
-            const float4 l4 = *reinterpret_cast<const float4*>(vals + 4 * k);
-            if (4 * k >= nok || !fs_race_chunk_may_reach(l4, inv_tau, rg.mup, fs_prune_threshold(bound))) continue;
-            const float4 st = fs_race_approx4(pk, vb, l4, inv_tau, rg, k);
+            if (4 * k >= nok || !fs_epi_chunk_may_reach(vals + 4 * k, inv_tau, mup, fs_prune_threshold(bound))) continue;
+            const float4 st = fs_epi_approx4(vals, seed, offset, vb, s, inv_tau, a, lead, k);
             const float sv[4] = {st.x, st.y, st.z, st.w};
 #pragma unroll
             for (int i = 0; i < 4; ++i)
@@ -204,15 +225,15 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
         if (nok) {
 #pragma unroll 1
           for (int k = 0; k < 4; ++k) {
-            const float4 l4 = *reinterpret_cast<const float4*>(vals + 4 * k);
-            if (4 * k >= nok || !fs_race_chunk_may_reach(l4, inv_tau, rg.mup, fs_prune_threshold(bound))) continue;
-            const float4 st = fs_race_approx4(pk, vb, l4, inv_tau, rg, k);
+            if (4 * k >= nok || !fs_epi_chunk_may_reach(vals + 4 * k, inv_tau, mup, fs_prune_threshold(bound))) continue;
+            const float4 st = fs_epi_approx4(vals, seed, offset, vb, s, inv_tau, a, lead, k);
             const float sv[4] = {st.x, st.y, st.z, st.w};
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
               const int t = 4 * k + i;
               if (t < nok && !(__fadd_rn(sv[i], fs_score_margin(sv[i])) < bound)) {
-                const float sc = fs_race_exact_score(pk, (int)(vb + t), vals[t], inv_tau);
+                const fs_u32 w = fs_noise_block(seed, offset, (fs_u64)(vb + t), (fs_u32)s).v[i];
+                const float sc = FS_FMA(vals[t], inv_tau, fs_token_gumbel(gw, w, t));
                 if (fs_better(sc, (int)(vb + t), best, bi)) {
                   best = sc;
                   bi = (int)(vb + t);

@@ -26,7 +26,6 @@
 #include "gumbel_race.cuh"
 #include "gumbel_bound.cuh"
 #include "noise_skip.cuh"
-#include "race_scores.cuh"
 #include "wgmma_ops.cuh"
 
 #ifndef FS_L_VMAJOR
@@ -115,9 +114,17 @@ __device__ __forceinline__ void fs_own_start_sample(fs_own_row& r, const fs_fuse
   }
 }
 
-// The exact score of value v (logit l) of the row.
+// Word i (0..3) of a Philox output, without indexing a register array.
+__device__ __forceinline__ fs_u32 fs_own_pick(const fs_philox_ctr& c, int i) {
+  return i == 0 ? c.v[0] : i == 1 ? c.v[1] : i == 2 ? c.v[2] : c.v[3];
+}
+
+// The exact score of value v (logit l) of the row: its group word and its own.
 __device__ __forceinline__ float fs_own_exact_score(const fs_own_row& r, int v, float l) {
-  return fs_race_exact_score(r.key, v, l, r.inv_tau);
+  fs_philox_ctr g[1], c[1];
+  fs_philox_blocks<1>(r.key, fs_group_ctr((fs_u64)v), g);
+  fs_philox_blocks<1>(r.key, (fs_u32)(v >> 2), c);
+  return FS_FMA(l, r.inv_tau, fs_token_gumbel(fs_own_pick(g[0], fs_group_slot((fs_u64)v)), fs_own_pick(c[0], v & 3), v & 15));
 }
 __device__ __forceinline__ void fs_own_make_exact(fs_own_row& r) {
   if (!r.exact) {
@@ -172,6 +179,26 @@ __device__ __forceinline__ void fs_own_greedy_group(fs_own_row& r, const float* 
   }
 }
 
+// Approximate scores of values 4k .. 4k + 3 of the group at column c0
+// (vocabulary index v0); a and lead from its group word.
+__device__ __forceinline__ float4 fs_own_approx4(const fs_own_row& r, fs_i64 v0, float4 l4, float a, int lead, int k) {
+  fs_philox_ctr c[1];
+  fs_philox_blocks<1>(r.key, (fs_u32)(v0 >> 2) + (fs_u32)k, c);
+  return make_float4(__fmaf_rn(l4.x, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[0], 4 * k == lead)),
+                     __fmaf_rn(l4.y, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[1], 4 * k + 1 == lead)),
+                     __fmaf_rn(l4.z, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[2], 4 * k + 2 == lead)),
+                     __fmaf_rn(l4.w, r.inv_tau, fs_token_gumbel_approx(a, c[0].v[3], 4 * k + 3 == lead)));
+}
+
+// Whether values 4k .. 4k + 3 (logits l4) may reach the threshold thr at
+// all: every token's approximate noise is at most mup (the lead's plus 3 eps,
+// fs_own_group), so if the largest of the four cannot reach thr with it,
+// none of their approximate scores can, and their Philox call is not made.
+__device__ __forceinline__ bool fs_own_chunk_may_reach(float4 l4, float inv_tau, float mup, float thr) {
+  const float cmax = fmaxf(fmaxf(l4.x, l4.y), fmaxf(l4.z, l4.w));  // fmaxf drops NaN (never a survivor)
+  return !(FS_FMA(cmax, inv_tau, mup) < thr);
+}
+
 // The values of one noise group whose group word passed the word test
 // (pass: this lane's group did; every lane of the warp calls it). Philox for
 // the 16 tokens' words, the approximate noise (gumbel_bound.cuh) and score
@@ -184,17 +211,23 @@ __device__ __forceinline__ void fs_own_greedy_group(fs_own_row& r, const float* 
 __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0, int nv,
                                              fs_u32 gw, bool pass) {
   const float neg_inf = fs_own_neg_inf();
-  // Two passes over the four Philox calls (the largest st, then the
-  // survivors) rather than 16 scores held in registers: this path is rare;
-  // a call whose four logits cannot reach the threshold is not made.
-  const fs_race_group rg = fs_race_group_of(gw);
+  const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
+  const int lead = fs_group_lead(gw);
+  // Every token's exact noise is at most the lead's (gumbel_race.cuh), whose
+  // approximation is -log(a~) within eps; a token's approximate noise is
+  // within eps of its exact one: so mup bounds every approximate noise of the
+  // group (the third eps covers the roundings). Two passes over the four
+  // Philox calls (the largest st, then the survivors) rather than 16 scores
+  // held in registers: this path is rare; a call whose four logits cannot
+  // reach the threshold with mup is not made.
+  const float mup = __fadd_rn(__fmul_rn(-0.693147182f, fs_lg2_approx_normal(a)), 3.0f * FS_GUMBEL_APPROX_ERR);
   const float thr0 = fs_prune_threshold(r.bound);
   float smax = neg_inf;
 #pragma unroll 1
   for (int k = 0; k < 4; ++k) {
     const float4 l4 = fs_own_load4(row, nl, c0 + 4 * k);
-    if (!pass || 4 * k >= nv || !fs_race_chunk_may_reach(l4, r.inv_tau, rg.mup, thr0)) continue;
-    const float4 st = fs_race_approx4(r.key, v0, l4, r.inv_tau, rg, k);
+    if (!pass || 4 * k >= nv || !fs_own_chunk_may_reach(l4, r.inv_tau, mup, thr0)) continue;
+    const float4 st = fs_own_approx4(r, v0, l4, a, lead, k);
     const float sv[4] = {st.x, st.y, st.z, st.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i)
@@ -211,8 +244,8 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
 #pragma unroll 1
   for (int k = 0; k < 4; ++k) {
     const float4 l4 = fs_own_load4(row, nl, c0 + 4 * k);
-    if (!pass || 4 * k >= nv || !fs_race_chunk_may_reach(l4, r.inv_tau, rg.mup, thr)) continue;
-    const float4 st = fs_race_approx4(r.key, v0, l4, r.inv_tau, rg, k);
+    if (!pass || 4 * k >= nv || !fs_own_chunk_may_reach(l4, r.inv_tau, mup, thr)) continue;
+    const float4 st = fs_own_approx4(r, v0, l4, a, lead, k);
     const float sv[4] = {st.x, st.y, st.z, st.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i)
@@ -295,7 +328,7 @@ __device__ __forceinline__ void fs_own_groups(fs_own_row& r, const float* row, i
   unsigned pass = 0;  // bit j: group q0 + j passed
 #pragma unroll
   for (int j = 0; j < CALL; ++j)
-    if (need[j] && fs_ctr_word(g[0], fs_group_slot((fs_u64)(vq + FS_GROUP_TOKENS * j))) >=
+    if (need[j] && fs_own_pick(g[0], fs_group_slot((fs_u64)(vq + FS_GROUP_TOKENS * j))) >=
                        fs_group_skip_word(thr, lmax[j], r.inv_tau))
       pass |= 1u << j;
   if (!__any_sync(0xffffffffu, pass)) return;
@@ -306,7 +339,7 @@ __device__ __forceinline__ void fs_own_groups(fs_own_row& r, const float* row, i
     if (!__any_sync(0xffffffffu, pj)) continue;
     const int q = q0 + j;
     const int nvj = WHOLE ? FS_GROUP_TOKENS : min(max(left - FS_GROUP_TOKENS * q, 0), FS_GROUP_TOKENS);
-    const fs_u32 gw = fs_ctr_word(g[0], fs_group_slot((fs_u64)(vq + FS_GROUP_TOKENS * j)));
+    const fs_u32 gw = fs_own_pick(g[0], fs_group_slot((fs_u64)(vq + FS_GROUP_TOKENS * j)));
     fs_own_group(r, row, nl, c0 + FS_GROUP_TOKENS * q, v0 + FS_GROUP_TOKENS * q, nvj, gw, pj);
   }
 }

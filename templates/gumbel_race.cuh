@@ -33,7 +33,9 @@ FS_HD fs_u32 fs_group_word(fs_u64 seed, fs_u64 offset, fs_u64 v, fs_u32 sample) 
   c.v[1] = sample;
   c.v[2] = (fs_u32)offset;
   c.v[3] = (fs_u32)(offset >> 32);
-  return fs_ctr_word(fs_philox4x32_10(c, (fs_u32)seed, (fs_u32)(seed >> 32)), fs_group_slot(v));
+  const fs_philox_ctr r = fs_philox4x32_10(c, (fs_u32)seed, (fs_u32)(seed >> 32));
+  const int i = fs_group_slot(v);
+  return i == 0 ? r.v[0] : i == 1 ? r.v[1] : i == 2 ? r.v[2] : r.v[3];  // no indexed register array
 }
 
 // Position (v & 15) of the token whose noise is the group's largest.

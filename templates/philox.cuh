@@ -36,13 +36,6 @@ FS_HD fs_philox_ctr fs_philox4x32_10(fs_philox_ctr c, fs_u32 k0, fs_u32 k1) {
   return c;
 }
 
-// Word i (0..3) of a Philox output, with a runtime i: selects rather than
-// indexes, so the device code keeps the words in registers (an indexed
-// array would go to local memory).
-FS_HD fs_u32 fs_ctr_word(const fs_philox_ctr& c, int i) {
-  return i == 0 ? c.v[0] : i == 1 ? c.v[1] : i == 2 ? c.v[2] : c.v[3];
-}
-
 // The noise contract (docs/rng.md): the four words for vocabulary group
 // (vocab_index / 4) of sample `sample` of a row with (seed, offset).
 // Word (vocab_index % 4) belongs to vocab_index.
