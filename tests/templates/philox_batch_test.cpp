@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <random>
 
+#include "templates/gumbel_race.cuh"
 #include "templates/philox_batch.cuh"
 
 namespace {
@@ -43,6 +44,20 @@ TEST(PhiloxBatch, EdgeValues) {
     for (fs_u64 offset : edges)
       for (fs_u32 sample : {0u, 1u, 0xffffffffu})
         for (fs_u32 x0 : {0u, 1u, 0xfffffffdu, 0xffffffffu}) expect_same_words<4>(seed, offset, sample, x0);
+}
+
+// The coop epilogue takes the group words of gumbel_race.cuh from the row's
+// constants too (counter word 0 with its top bit set).
+TEST(PhiloxBatch, GroupWordsFromTheRowConstants) {
+  std::mt19937_64 rng(7);
+  for (int t = 0; t < 2000; ++t) {
+    const fs_u64 seed = rng(), offset = rng(), v = rng() % (1ull << 31);
+    const fs_u32 sample = (fs_u32)(rng() % 8);
+    fs_philox_ctr got[1];
+    fs_philox_blocks<1>(fs_philox_row_init(seed, offset, sample), fs_group_ctr(v), got);
+    const int i = fs_group_slot(v);
+    ASSERT_EQ(got[0].v[i], fs_group_word(seed, offset, v, sample)) << "v " << v;
+  }
 }
 
 }  // namespace
