@@ -54,6 +54,36 @@ void FlushedTimer::flush() {
   FS_CU(cuLaunchKernel(reader_, unsigned(reader_blocks_), 1, 1, 256, 1, 1, 0, stream_, params, nullptr));
 }
 
+std::vector<TimedCall> time_in_order_us(const std::vector<std::function<void()>>& calls,
+                                        const std::vector<std::size_t>& order, CUstream stream, int warmup) {
+  for (int i = 0; i < warmup; ++i)
+    for (const auto& c : calls) c();
+  std::vector<CUevent> ev(2 * order.size());
+  for (auto& e : ev) FS_CU(cuEventCreate(&e, CU_EVENT_DEFAULT));
+  struct Destroy {
+    std::vector<CUevent>& ev;
+    ~Destroy() {
+      if (const auto* cu = driver::try_api(nullptr))
+        for (auto e : ev)
+          if (e) cu->cuEventDestroy(e);
+    }
+  } destroy{ev};
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    FS_CU(cuEventRecord(ev[2 * i], stream));
+    calls.at(order[i])();
+    FS_CU(cuEventRecord(ev[2 * i + 1], stream));
+  }
+  FS_CU(cuStreamSynchronize(stream));
+  std::vector<TimedCall> out(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    float ms = 0;
+    FS_CU(cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+    out[i] = {order[i], i > 0 ? order[i - 1] : (warmup > 0 && !calls.empty() ? calls.size() - 1 : kNoCall),
+              ms * 1000.0};
+  }
+  return out;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

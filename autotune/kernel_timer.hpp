@@ -49,6 +49,25 @@ class FlushedTimer {
   void flush();
 };
 
+// One timed call of an ordered run: which pipeline, which pipeline ran just
+// before it (for the first call the last warm-up call, or kNoCall without
+// warm-up), and its time in µs.
+inline constexpr std::size_t kNoCall = static_cast<std::size_t>(-1);
+struct TimedCall {
+  std::size_t line = 0, after = kNoCall;
+  double us = 0;
+};
+
+// Times several pipelines under the same conditions, as they run in a
+// server: `warmup` calls of each (0 .. n-1), then the calls of `order`
+// (call_order.hpp), all enqueued back to back with an event pair around each
+// (no flush, no host gaps). Under a power or thermal limit the clock follows
+// the work of the last few milliseconds, so the order decides what each
+// pipeline is measured after. Used by the benchmark's interleaved lines and
+// the tuner's finalist round.
+std::vector<TimedCall> time_in_order_us(const std::vector<std::function<void()>>& calls,
+                                        const std::vector<std::size_t>& order, CUstream stream, int warmup);
+
 // The median (by value); 0 for an empty vector.
 double median(std::vector<double> v);
 

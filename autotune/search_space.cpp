@@ -110,7 +110,12 @@ int min_tile_n(std::int64_t rows) { return int(std::max<std::int64_t>(8, std::mi
 //             per warp: small warp tiles reload more fragments) and by
 //             min(1, resident warps per SM / 8) (too few warps to issue);
 //   cost    = max(memory, compute) + 0.1 x min(...) (imperfect overlap)
-//             + 0.02 x shared bytes / limit (at equal cost, leave headroom).
+//             + 0.02 x shared bytes / limit (at equal cost, leave headroom)
+//             + wgmma_coop only: 0.04 / epilogue warps (3 for w12x1, 4 for
+//               w16x1, 8 for w20x1): the same MMAs, with the Gumbel epilogue
+//               of a tile spread over more warps (w20x1 measured fastest at
+//               N = 128-256 on both GPUs, sessions 6-13; without this term the
+//               three tied and the spec string's order dropped w20x1).
 double estimated_cost(const KernelSpec& spec, std::int64_t rows, std::size_t max_shared_bytes) {
   // wgmma_ws: its two consumers' tiles are in flight at once, with 8 MMA
   // warps between them: costed as one tile of 2 x tile_v rows and 8 warps;
@@ -145,7 +150,9 @@ double estimated_cost(const KernelSpec& spec, std::int64_t rows, std::size_t max
   const double m = double(s.tile_v / s.warps_m) * double(s.tile_n / s.warps_n);
   const double warps = std::min(1.0, double(per_sm * s.warps_m * s.warps_n) / 8.0);
   const double compute = (2.0 * padded / esize) / balance / (m / (m + 256.0)) / warps;
-  return std::max(memory, compute) + 0.1 * std::min(memory, compute) + 0.02 * smem / limit;
+  double epilogue = 0;
+  if (spec.variant == Variant::wgmma_coop) epilogue = 0.04 / (spec.warps_m == 12 ? 3.0 : spec.warps_m == 16 ? 4.0 : 8.0);
+  return std::max(memory, compute) + 0.1 * std::min(memory, compute) + 0.02 * smem / limit + epilogue;
 }
 
 std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, const SearchSpaceOptions& options) {
@@ -180,6 +187,15 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
 
   std::vector<KernelSpec> out{baseline};
   const auto want = std::size_t(options.max_candidates);
+  if (options.incumbent && out.size() < want) {
+    if (const auto inc = buildable(*options.incumbent, arch);
+        inc && inc->dtype == dtype && inc->shared_bytes() <= limit && inc->to_string() != baseline.to_string()) {
+      out.push_back(*inc);
+      const auto it = std::find_if(ranked.begin(), ranked.end(),
+                                   [&](const auto& r) { return r.second.to_string() == inc->to_string(); });
+      if (it != ranked.end()) ranked.erase(it);
+    }
+  }
   std::map<std::tuple<int, int, int, int>, int> per_family;
   std::vector<bool> taken(ranked.size(), false);
   for (std::size_t i = 0; i < ranked.size() && out.size() < want; ++i) {

@@ -17,10 +17,13 @@ std::string_view to_string(CandidateStatus s) {
 }
 
 const CandidateResult* BucketResult::best() const {
-  const CandidateResult* best = nullptr;
-  for (const auto& c : candidates)
-    if (c.status == CandidateStatus::timed && (!best || c.median_us < best->median_us)) best = &c;
-  return best;
+  const CandidateResult *best = nullptr, *final = nullptr;
+  for (const auto& c : candidates) {
+    if (c.status != CandidateStatus::timed) continue;
+    if (!best || c.median_us < best->median_us) best = &c;
+    if (c.final_us > 0 && (!final || c.final_us < final->final_us)) final = &c;
+  }
+  return final ? final : best;
 }
 
 const CandidateResult* BucketResult::baseline() const {

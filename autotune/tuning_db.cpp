@@ -42,10 +42,29 @@ std::string_view to_string(MatchLevel level) {
   return "?";
 }
 
+std::string_view to_string(TimingMethod m) {
+  switch (m) {
+    case TimingMethod::flushed: return "flushed";
+    case TimingMethod::interleaved: return "interleaved";
+  }
+  return "?";
+}
+
+TimingMethod parse_timing_method(std::string_view text) {
+  for (TimingMethod m : {TimingMethod::flushed, TimingMethod::interleaved})
+    if (to_string(m) == text) return m;
+  throw InvalidArgument(fmt::format("unknown timing method '{}' (want flushed or interleaved)", text));
+}
+
+bool ranks_before(const Measurement& a, const Measurement& b) {
+  if (a.method != b.method) return a.method == TimingMethod::interleaved;
+  return a.median_us < b.median_us;
+}
+
 const Measurement* TuningEntry::best() const {
   const Measurement* best = nullptr;
   for (const auto& m : configs)
-    if (!best || m.median_us < best->median_us) best = &m;
+    if (!best || ranks_before(m, *best)) best = &m;
   return best;
 }
 
@@ -62,7 +81,7 @@ void TuningDb::record(const TuningKey& key, const Measurement& m) {
     return;
   }
   for (auto& old : it->configs) {
-    if (old.spec == m.spec) {
+    if (old.spec == m.spec && old.method == m.method) {
       if (m.median_us < old.median_us) old = m;
       return;
     }
@@ -82,8 +101,7 @@ namespace {
 std::optional<KernelSpec> best_valid(const TuningEntry& e, Arch arch) {
   std::vector<const Measurement*> order;
   for (const auto& m : e.configs) order.push_back(&m);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const Measurement* a, const Measurement* b) { return a->median_us < b->median_us; });
+  std::stable_sort(order.begin(), order.end(), [](const Measurement* a, const Measurement* b) { return ranks_before(*a, *b); });
   for (const Measurement* m : order) {
     try {
       KernelSpec s = KernelSpec::parse(m->spec);

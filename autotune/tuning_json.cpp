@@ -7,7 +7,9 @@
 //     "entries": [ { "gpu_name", "multiprocessors", "compute_capability",
 //                    "dtype", "vocab", "d_model", "bucket": "1".."256"|">256",
 //                    "configs": [ { "spec", "params" (optional), "median_us",
-//                                   "floor_us", "timestamp" } ] } ] }
+//                                   "floor_us", "timestamp",
+//                                   "method": "flushed"|"interleaved" (optional,
+//                                   default "flushed": files written before it) } ] } ] }
 //
 // Import is strict: unknown keys, wrong types, bad spec strings, unknown
 // dtype/arch names all throw FileError naming the source and the JSON path.
@@ -141,7 +143,11 @@ std::string tuning_db_to_json(const TuningDb& db) {
   for (const TuningEntry& t : db.entries()) {
     json configs = json::array();
     for (const Measurement& m : t.configs) {
-      json cfg{{"spec", m.spec}, {"median_us", m.median_us}, {"floor_us", m.floor_us}, {"timestamp", m.timestamp}};
+      json cfg{{"spec", m.spec},
+               {"median_us", m.median_us},
+               {"floor_us", m.floor_us},
+               {"timestamp", m.timestamp},
+               {"method", std::string(to_string(m.method))}};
       try {
         cfg["params"] = params_of(KernelSpec::parse(m.spec));
       } catch (const Error&) {
@@ -236,12 +242,16 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source) {
     for (std::size_t j = 0; j < configs.size(); ++j) {
       const std::string cp = fmt::format("{}/configs/{}", p, j);
       const json& cfg = c.object(configs[j], cp);
-      c.only_keys(cfg, cp, {"spec", "params", "median_us", "floor_us", "timestamp"});
+      c.only_keys(cfg, cp, {"spec", "params", "median_us", "floor_us", "timestamp", "method"});
       Measurement m;
       m.spec = check_spec(c, cfg, cp, key.dtype).to_string();
       m.median_us = c.number(c.field(cfg, cp, "median_us"), cp + "/median_us");
       if (cfg.contains("floor_us")) m.floor_us = c.number(cfg["floor_us"], cp + "/floor_us");
       if (cfg.contains("timestamp")) m.timestamp = c.str(cfg["timestamp"], cp + "/timestamp");
+      if (cfg.contains("method")) {
+        const std::string method = c.str(cfg["method"], cp + "/method");
+        m.method = c.wrap(cp + "/method", [&] { return parse_timing_method(method); });
+      }
       db.record(key, m);
     }
   }

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "bench/bench_data.hpp"
-#include "bench/call_order.hpp"
+#include "autotune/call_order.hpp"
 #include "bench/cublas_gemm.hpp"
 #include "bench/event_timer.hpp"
 #include "fusedsample/fusedsample.hpp"
@@ -42,6 +42,7 @@
 
 namespace fs = fusedsample;
 namespace fb = fusedsample::bench;
+namespace fa = fusedsample::autotune;
 
 namespace {
 
@@ -238,8 +239,8 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
                    (long long)s.vocab, (long long)s.hidden, (long long)n, e.what());
     }
   }
-  const auto order = g_opt.order == Options::Order::rotating ? fb::rotating_call_order(calls.size(), g_opt.reps)
-                                                             : fb::balanced_call_order(calls.size(), g_opt.reps);
+  const auto order = g_opt.order == Options::Order::rotating ? fa::rotating_call_order(calls.size(), g_opt.reps)
+                                                             : fa::balanced_call_order(calls.size(), g_opt.reps);
   const auto timed = fb::time_in_order_us(calls, order, nullptr, 3);
   std::vector<std::vector<double>> t(calls.size());
   // [line][line before it], for the main lines (--fs_by_predecessor).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_orders.sh: the benchmark under each call order of the four lines
-# (bench/call_order.hpp), one after the other in one device call, with the
+# (autotune/call_order.hpp), one after the other in one device call, with the
 # GPU's power limit and a 20 ms log of SM clock and power draw.
 #   scripts/bench_orders.sh [ARGS]   ARGS go to every fusedsample_bench run
 # Writes $OUT/order-{balanced,rotating,sequential}.md (tables; balanced with

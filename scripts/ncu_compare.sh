@@ -3,6 +3,7 @@
 # SM clock, elapsed cycles, DRAM and L2 throughput, L2 bytes and requests,
 # tensor-pipe activity), for several specs and temperatures, one table.
 #   scripts/ncu_compare.sh ROWS VOCAB HIDDEN "TAU..." "SPEC;SPEC;..."
+# FS_NCU_EXTRA="metric,metric" adds metrics (full names with their .sum/.pct suffix).
 # Profiles the second fs_fused_kernel launch of `fusedsample demo` per case;
 # clocks are left alone (--clock-control none), as the device notes ask.
 set -uo pipefail
@@ -13,6 +14,7 @@ tensor=${tensor:-sm__pipe_tensor_op_hmma_cycles_active}
 metrics=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second
 metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed
 metrics+=,lts__t_bytes.sum,lts__t_requests.sum,$tensor.avg.pct_of_peak_sustained_elapsed
+[[ -n ${FS_NCU_EXTRA:-} ]] && metrics+=,$FS_NCU_EXTRA
 echo "| spec | τ | $(echo "$metrics" | sed 's/,/ | /g') |"
 IFS=';' read -ra list <<< "$specs"
 for spec in "${list[@]}"; do

@@ -2,8 +2,11 @@
 // batch buckets it enumerates candidate kernel configs (search_space), compiles
 // them all in parallel into the on-disk module cache, checks each on
 // exact-arithmetic inputs against the bucket's default config, times the
-// survivors on the GPU with CUDA events (L2 flushed between repetitions) and
-// records every timed config in the tuning database (<cache dir>/tuning.json).
+// survivors on the GPU with CUDA events (L2 flushed between repetitions), then
+// re-times each bucket's fastest few back to back in one interleaved sequence
+// (the finalist round: the benchmark's conditions), and records every timed
+// config in the tuning database (<cache dir>/tuning.json), each time with its
+// method (tuning_db.hpp: TimingMethod).
 // docs/architecture.md ("Autotuning") describes the method.
 #pragma once
 #include <cstddef>
@@ -33,6 +36,12 @@ struct SearchSpaceOptions {
   std::size_t max_shared_bytes = 0;
   // At most this many specs per bucket (>= 1), default_spec included.
   int max_candidates = 24;
+  // The config that runs now for these rows (the tuner passes tuned_spec():
+  // user database, built-in table or default): always a candidate, right
+  // after the default, so a re-tune measures what it would replace even when
+  // the cost model ranks it out. Skipped if it does not validate for the arch
+  // or fit max_shared_bytes.
+  std::optional<KernelSpec> incumbent;
 };
 
 // The batch tile bounds the search keeps for `rows` rows:
@@ -52,8 +61,8 @@ double estimated_cost(const KernelSpec& spec, std::int64_t rows, std::size_t max
 // and every variant but `logits`, pruned by KernelSpec::validate(), the shared
 // memory limit and the tile_n bounds, ranked by estimated_cost() and capped.
 // On sm_90 a variant that only validates for sm_90a is offered as sm_90a.
-// default_spec(dtype, arch, rows) always comes first. Throws InvalidArgument
-// for rows < 1 or max_candidates < 1.
+// default_spec(dtype, arch, rows) always comes first, then the incumbent if
+// given. Throws InvalidArgument for rows < 1 or max_candidates < 1.
 std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, const SearchSpaceOptions& options = {});
 
 // ---------------------------------------------------------------------------
@@ -84,6 +93,12 @@ struct TuneOptions {
   // config is timed first, so each bucket still gets a result.
   double budget_s = 600;
   int max_candidates = 24;   // per bucket (SearchSpaceOptions::max_candidates)
+  // The finalist round: each bucket's `finalists` fastest screened configs
+  // (>= 2 of them timed; 0 or 1: no round) are called back to back in a
+  // balanced order (autotune/call_order.hpp), at least `reps` calls each
+  // after `warmup` calls each, no L2 flush; their medians are recorded as
+  // interleaved measurements, which outrank the screening's flushed ones.
+  int finalists = 4;
   bool save = true;          // merge the measurements into tuning_db_path()
   // One line per event (compile progress, each candidate checked/timed).
   std::function<void(const std::string& line)> progress;
@@ -100,8 +115,10 @@ std::string_view to_string(CandidateStatus);
 struct CandidateResult {
   KernelSpec spec;
   CandidateStatus status = CandidateStatus::over_budget;
-  double median_us = 0;  // timed only
+  double median_us = 0;  // timed only (screening: flushed)
   int reps = 0;          // repetitions behind the median
+  double final_us = 0;   // finalists only: median of the interleaved round
+  int final_calls = 0;   // its calls of this config
   std::string detail;    // why it was rejected
 };
 
@@ -110,7 +127,9 @@ struct BucketResult {
   std::int64_t rows = 0;
   KernelSpec default_spec;
   std::vector<CandidateResult> candidates;  // default first, then by rank
-  const CandidateResult* best() const;      // fastest timed; nullptr if none
+  // The finalist with the smallest final_us, else (no finalist round) the
+  // fastest timed; nullptr if none.
+  const CandidateResult* best() const;
   const CandidateResult* baseline() const;  // the default's result if timed
   int count(CandidateStatus s) const;
 };

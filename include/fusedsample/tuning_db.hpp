@@ -30,13 +30,31 @@ struct DeviceIdentity {
   bool operator==(const DeviceIdentity&) const = default;
 };
 
+// How a config was timed (autotune/tuner.cpp):
+//   flushed      alone, L2 flushed before each repetition, idle between them
+//                (the tuner's screening of every candidate);
+//   interleaved  back to back with the bucket's other finalists, no flush, no
+//                gaps (the tuner's finalist round: the benchmark's conditions,
+//                the GPU's clock under the power limit set by this very work).
+// Times of different methods are not comparable (on an H200 a flushed time was
+// up to 20 % below an interleaved one), so an entry ranks its configs by
+// method first, interleaved before flushed, then by median.
+enum class TimingMethod { flushed, interleaved };
+std::string_view to_string(TimingMethod);
+TimingMethod parse_timing_method(std::string_view text);  // throws InvalidArgument
+
 // One timed config.
 struct Measurement {
   std::string spec;        // KernelSpec::to_string()
   double median_us = 0;    // median of the timed runs
   double floor_us = 0;     // fastest run (or the roofline floor the tuner reports)
   std::string timestamp;   // ISO 8601 UTC, e.g. "2026-11-21T10:00:00Z"
+  TimingMethod method = TimingMethod::flushed;
 };
+
+// Whether `a` ranks before `b` in one entry: an interleaved time before a
+// flushed one, then the smaller median.
+bool ranks_before(const Measurement& a, const Measurement& b);
 
 struct TuningKey {
   DeviceIdentity device;
@@ -51,7 +69,7 @@ struct TuningKey {
 struct TuningEntry {
   TuningKey key;
   std::vector<Measurement> configs;
-  // The config with the smallest median; nullptr if none.
+  // The config that ranks first (ranks_before); nullptr if none.
   const Measurement* best() const;
 };
 
@@ -78,7 +96,7 @@ class TuningDb {
   TuningEnvironment environment;
   bool empty() const { return entries_.empty(); }
 
-  // Adds one measurement; keeps the faster (smaller median) per (key, spec).
+  // Adds one measurement; keeps the faster (smaller median) per (key, spec, method).
   void record(const TuningKey& key, const Measurement& m);
   // Merges every measurement of `other` with record(). Keeps this environment
   // unless it is empty.

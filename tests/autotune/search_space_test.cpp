@@ -3,7 +3,9 @@
 // memory limit and the tile_n bounds, bounded, deterministic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <string>
 
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuner.hpp"
@@ -92,6 +94,52 @@ TEST(SearchSpace, IsDeterministicAndRankedByCostAfterTheDefault) {
   // The first pass (two per tile family) is in cost order.
   const std::size_t limit = fs::shared_memory_limit(Arch::sm_90);
   EXPECT_LE(fs::estimated_cost(a[1], 64, limit), fs::estimated_cost(a[2], 64, limit));
+}
+
+// The config that runs now is always measured by a re-tune, right after the
+// default, even where the cost model ranks it out; never twice, and never when
+// it cannot run here.
+TEST(SearchSpace, TheIncumbentIsAlwaysACandidate) {
+  const auto parse = [](const char* t) { return fs::KernelSpec::parse(t); };
+  fs::SearchSpaceOptions o;
+  o.max_candidates = 24;
+  const fs::KernelSpec poor = parse("bf16 sm_90 mma_sync tv32 tn8 td32 s2 w1x1");
+  const auto plain = fs::search_space(DType::bf16, Arch::sm_90, 256, o);
+  ASSERT_EQ(std::count(plain.begin(), plain.end(), poor), 0);  // ranked out
+  o.incumbent = poor;
+  const auto with = fs::search_space(DType::bf16, Arch::sm_90, 256, o);
+  ASSERT_GE(with.size(), 2u);
+  EXPECT_LE(with.size(), 24u);
+  EXPECT_EQ(with[0], fs::default_spec(DType::bf16, Arch::sm_90, 256));
+  EXPECT_EQ(with[1], poor);
+  std::set<std::string> names;
+  for (const auto& s : with) EXPECT_TRUE(names.insert(s.to_string()).second) << "twice: " << s.to_string();
+  // A ranked incumbent is not offered twice either.
+  o.incumbent = plain[3];
+  const auto again = fs::search_space(DType::bf16, Arch::sm_90, 256, o);
+  EXPECT_EQ(again[1], plain[3]);
+  EXPECT_EQ(std::count(again.begin(), again.end(), plain[3]), 1);
+  // The default as incumbent changes nothing.
+  o.incumbent = plain[0];
+  EXPECT_EQ(fs::search_space(DType::bf16, Arch::sm_90, 256, o), plain);
+  // Another dtype, an sm_90a-only variant on sm_80, or too much shared memory: left out.
+  o.incumbent = parse("fp16 sm_90 mma_sync tv32 tn8 td32 s2 w1x1");
+  const auto other_dtype = fs::search_space(DType::bf16, Arch::sm_90, 256, o);
+  EXPECT_EQ(std::count(other_dtype.begin(), other_dtype.end(), *o.incumbent), 0);
+  o.incumbent = parse("bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1");
+  for (const auto& s : fs::search_space(DType::bf16, Arch::sm_80, 256, o)) EXPECT_NE(s.variant, fs::Variant::wgmma_coop);
+  o.max_shared_bytes = 64 * 1024;
+  for (const auto& s : fs::search_space(DType::bf16, Arch::sm_90, 256, o)) EXPECT_NE(s, *o.incumbent);
+}
+
+// wgmma_coop's warp counts differ only in epilogue warps: more of them rank
+// first (w20x1, the measured winner at N = 128-256, used to lose a tie to the
+// spec strings' order).
+TEST(SearchSpace, CoopCostPrefersMoreEpilogueWarps) {
+  const std::size_t limit = fs::shared_memory_limit(Arch::sm_90a);
+  auto cost = [&](const char* t) { return fs::estimated_cost(fs::KernelSpec::parse(t), 256, limit); };
+  EXPECT_LT(cost("bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1"), cost("bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w16x1"));
+  EXPECT_LT(cost("bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w16x1"), cost("bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w12x1"));
 }
 
 TEST(SearchSpace, TileNBoundsFollowTheBatch) {

@@ -1,7 +1,9 @@
 // tuner_gpu_test.cpp: the autotuner end to end on a small shape: every
 // bucket gets its default timed, correct configs pass the exactness check,
-// results land in tuning.json and tuned_spec() picks them up; a spent budget
-// still times each bucket's default.
+// the finalist round re-times the fastest interleaved and picks the winner,
+// results land in tuning.json (with their timing method) and tuned_spec()
+// picks them up; without a finalist round the fastest screened config wins;
+// a spent budget still times each bucket's default.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -49,11 +51,19 @@ TEST_F(TunerGpu, TimesChecksRecordsAndIsPickedUp) {
       SCOPED_TRACE(b.rows);
       ASSERT_NE(b.baseline(), nullptr);
       ASSERT_NE(b.best(), nullptr);
-      EXPECT_LE(b.best()->median_us, b.baseline()->median_us);
       EXPECT_EQ(b.count(fs::CandidateStatus::mismatch), 0);
-      for (const auto& c : b.candidates)
+      int finalists = 0;
+      for (const auto& c : b.candidates) {
         EXPECT_TRUE(c.status == fs::CandidateStatus::timed || c.status == fs::CandidateStatus::failed)
             << c.spec.to_string() << ": " << fs::to_string(c.status) << " " << c.detail;
+        if (c.final_us > 0) {
+          ++finalists;
+          EXPECT_GE(c.final_calls, o.reps) << c.spec.to_string();
+          EXPECT_LE(b.best()->final_us, c.final_us) << c.spec.to_string();  // the round's winner
+        }
+      }
+      EXPECT_EQ(finalists, std::min(o.finalists, b.count(fs::CandidateStatus::timed)));
+      EXPECT_GT(b.best()->final_us, 0);
     }
     ASSERT_TRUE(r.saved.has_value());
     EXPECT_EQ(*r.saved, dir_ / "tuning.json");
@@ -61,11 +71,38 @@ TEST_F(TunerGpu, TimesChecksRecordsAndIsPickedUp) {
     for (const fs::BucketResult& b : r.buckets) {
       const fs::TuningEntry* e = saved.find(fs::TuningKey{r.device, dtype, o.vocab, o.hidden, b.bucket});
       ASSERT_NE(e, nullptr);
-      EXPECT_EQ(int(e->configs.size()), b.count(fs::CandidateStatus::timed));
+      int interleaved = 0;
+      for (const auto& m : e->configs) interleaved += m.method == fs::TimingMethod::interleaved;
+      EXPECT_EQ(interleaved, std::min(o.finalists, b.count(fs::CandidateStatus::timed)));
+      EXPECT_EQ(int(e->configs.size()), b.count(fs::CandidateStatus::timed) + interleaved);
+      ASSERT_NE(e->best(), nullptr);
+      EXPECT_EQ(e->best()->method, fs::TimingMethod::interleaved);
       const fs::TunedSpec t = fs::tuned_spec(r.device, dtype, o.vocab, o.hidden, b.rows, r.arch);
       EXPECT_EQ(t.level, fs::MatchLevel::exact_device);
       EXPECT_EQ(t.spec, b.best()->spec);
     }
+  }
+}
+
+TEST_F(TunerGpu, WithoutFinalistsTheFastestScreenedConfigWins) {
+  FS_REQUIRE_GPU();
+  fs::TuneOptions o = small_options(fs::DType::bf16);
+  o.finalists = 1;  // a round of one compares nothing: none is run
+  const fs::TuneReport r = fs::tune(o);
+  const fs::TuningDb saved = fs::load_tuning_db(dir_ / "tuning.json");
+  for (const fs::BucketResult& b : r.buckets) {
+    SCOPED_TRACE(b.rows);
+    ASSERT_NE(b.best(), nullptr);
+    ASSERT_NE(b.baseline(), nullptr);
+    EXPECT_LE(b.best()->median_us, b.baseline()->median_us);
+    for (const auto& c : b.candidates) {
+      EXPECT_EQ(c.final_us, 0) << c.spec.to_string();
+      if (c.status == fs::CandidateStatus::timed) EXPECT_LE(b.best()->median_us, c.median_us);
+    }
+    const fs::TuningEntry* e = saved.find(fs::TuningKey{r.device, o.dtype, o.vocab, o.hidden, b.bucket});
+    ASSERT_NE(e, nullptr);
+    for (const auto& m : e->configs) EXPECT_EQ(m.method, fs::TimingMethod::flushed) << m.spec;
+    EXPECT_EQ(fs::tuned_spec(r.device, o.dtype, o.vocab, o.hidden, b.rows, r.arch).spec, b.best()->spec);
   }
 }
 

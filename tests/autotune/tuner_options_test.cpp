@@ -39,6 +39,7 @@ TEST(TunerOptions, BadOptionsAreInvalidArgumentsEverywhere) {
   expect_bad([](fs::TuneOptions& o) { o.reps = 0; }, "reps");
   expect_bad([](fs::TuneOptions& o) { o.warmup = -1; }, "warmup");
   expect_bad([](fs::TuneOptions& o) { o.max_candidates = 0; }, "max_candidates");
+  expect_bad([](fs::TuneOptions& o) { o.finalists = -1; }, "finalists");
 }
 
 TEST(TunerOptions, WithoutAGpuTuneThrowsNoGpu) {

@@ -21,8 +21,9 @@ const fs::DeviceIdentity kH200{"NVIDIA H200", 132, 9, 0};
 const fs::DeviceIdentity kH100{"NVIDIA H100 80GB HBM3", 132, 9, 0};
 const fs::DeviceIdentity kA100{"NVIDIA A100-SXM4-80GB", 108, 8, 0};
 
-fs::Measurement meas(const std::string& spec, double median, double floor = 0) {
-  return fs::Measurement{spec, median, floor, "2026-11-22T00:00:00Z"};
+fs::Measurement meas(const std::string& spec, double median, double floor = 0,
+                     fs::TimingMethod method = fs::TimingMethod::flushed) {
+  return fs::Measurement{spec, median, floor, "2026-11-22T00:00:00Z", method};
 }
 
 fs::TuningKey key(const fs::DeviceIdentity& d, std::int64_t rows, std::int64_t V = 1000, std::int64_t dm = 512) {
@@ -86,6 +87,40 @@ TEST(TuningDb, MergeKeepsTheFasterMeasurement) {
   EXPECT_EQ(e->configs[1].median_us, 9.0);   // y's was faster
   EXPECT_EQ(e->best()->spec, b);
   EXPECT_NE(x.find(key(kH200, 64)), nullptr);
+}
+
+// The finalist round's interleaved times outrank every flushed time of the
+// key, however fast: they were taken under the conditions the kernels run in,
+// and a flushed time can be 20 % below an interleaved one (H200, session 12).
+TEST(TuningDb, InterleavedTimesRankBeforeFlushedOnes) {
+  const std::string a = "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1";
+  const std::string b = "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1";
+  const std::string c = "bf16 sm_90 mma_sync tv64 tn16 td128 s3 w4x1";
+  const auto il = fs::TimingMethod::interleaved;
+  fs::TuningDb db;
+  db.record(key(kH200, 16), meas(a, 10.0));          // fastest screening time
+  db.record(key(kH200, 16), meas(b, 12.0));
+  db.record(key(kH200, 16), meas(c, 11.0));
+  db.record(key(kH200, 16), meas(b, 13.0, 0, il));  // the finalists, re-timed together
+  db.record(key(kH200, 16), meas(a, 13.5, 0, il));
+  const auto* e = db.find(key(kH200, 16));
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->configs.size(), 5u);  // one per (spec, method)
+  ASSERT_NE(e->best(), nullptr);
+  EXPECT_EQ(e->best()->spec, b);
+  EXPECT_EQ(e->best()->method, il);
+  auto r = db.lookup(kH200, DType::bf16, 1000, 512, 16, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->spec.to_string(), b);
+  // A faster interleaved time of the same spec replaces its own, not the flushed one.
+  db.record(key(kH200, 16), meas(a, 12.5, 0, il));
+  EXPECT_EQ(db.find(key(kH200, 16))->configs.size(), 5u);
+  EXPECT_EQ(db.find(key(kH200, 16))->best()->spec, a);
+  EXPECT_EQ(fs::to_string(fs::TimingMethod::interleaved), "interleaved");
+  EXPECT_EQ(fs::parse_timing_method("flushed"), fs::TimingMethod::flushed);
+  EXPECT_THROW(fs::parse_timing_method("sequential"), fs::InvalidArgument);
+  EXPECT_TRUE(fs::ranks_before(meas(a, 99.0, 0, il), meas(b, 1.0)));
+  EXPECT_FALSE(fs::ranks_before(meas(a, 1.0), meas(b, 99.0, 0, il)));
 }
 
 TEST(TuningDb, FallbackExactThenArchThenDefault) {

@@ -25,6 +25,8 @@ fs::TuningDb sample_db() {
   db.record(k8, {kSpecA, 20.25, 19.5, "2026-11-21T10:00:00Z"});
   db.record(k8, {kSpecB, 23.0, 22.0, "2026-11-21T10:00:01Z"});
   db.record(kbig, {"bf16 sm_90 mma_sync tv128 tn64 td64 s2 w4x2", 410.0, 400.0, "2026-11-21T10:00:02Z"});
+  db.record(kbig, {"bf16 sm_90 mma_sync tv128 tn64 td64 s2 w4x2", 430.0, 400.0, "2026-11-21T10:00:03Z",
+                   fs::TimingMethod::interleaved});
   return db;
 }
 
@@ -54,6 +56,8 @@ TEST(TuningJson, RoundTripKeepsEverything) {
   EXPECT_EQ(doc["environment"]["nvrtc_version"], "12.8");
   EXPECT_EQ(doc["entries"][1]["bucket"], ">256");
   EXPECT_EQ(doc["entries"][0]["configs"][0]["params"]["tile_d"], 128);
+  EXPECT_EQ(doc["entries"][0]["configs"][0]["method"], "flushed");
+  EXPECT_EQ(doc["entries"][1]["configs"][1]["method"], "interleaved");
   const fs::TuningDb back = fs::tuning_db_from_json(text);
   ASSERT_EQ(back.entries().size(), db.entries().size());
   for (std::size_t i = 0; i < db.entries().size(); ++i) {
@@ -66,6 +70,7 @@ TEST(TuningJson, RoundTripKeepsEverything) {
       EXPECT_EQ(a.configs[j].median_us, b.configs[j].median_us);
       EXPECT_EQ(a.configs[j].floor_us, b.configs[j].floor_us);
       EXPECT_EQ(a.configs[j].timestamp, b.configs[j].timestamp);
+      EXPECT_EQ(a.configs[j].method, b.configs[j].method);
     }
   }
   EXPECT_EQ(back.environment.gpu_name, "NVIDIA H200");
@@ -86,6 +91,23 @@ TEST(TuningJson, ImportMergesKeepingTheFaster) {
   EXPECT_EQ(cfg[0].median_us, 20.25);
   EXPECT_EQ(cfg[1].median_us, 15.0);
   EXPECT_EQ(mine.entries()[0].best()->spec, kSpecB);
+}
+
+// Files written before the timing method existed (the built-in tables of
+// sessions 2-8 among them) hold flushed times.
+TEST(TuningJson, ConfigsWithoutMethodWereFlushed) {
+  json doc = sample_json();
+  for (auto& e : doc["entries"])
+    for (auto& c : e["configs"]) c.erase("method");
+  const fs::TuningDb back = fs::tuning_db_from_json(doc.dump());
+  ASSERT_EQ(back.entries().size(), 2u);
+  for (const auto& e : back.entries())
+    for (const auto& c : e.configs) EXPECT_EQ(c.method, fs::TimingMethod::flushed) << c.spec;
+  doc = sample_json();
+  doc["entries"][1]["configs"][1]["method"] = "sequential";
+  expect_refused_doc(doc, {"/entries/1/configs/1/method", "unknown timing method 'sequential'"});
+  doc["entries"][1]["configs"][1]["method"] = 1;
+  expect_refused_doc(doc, {"/entries/1/configs/1/method", "expected a string"});
 }
 
 TEST(TuningJson, RefusesMalformedJson) {

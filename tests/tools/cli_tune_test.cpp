@@ -36,7 +36,8 @@ class CliTune : public ::testing::Test {
 TEST_F(CliTune, HelpDescribesTheOptions) {
   const Result r = run_cli(dir_, "tune --help");
   ASSERT_EQ(r.code, 0) << r.output;
-  for (const char* opt : {"--vocab", "--hidden", "--dtype", "--batches", "--budget", "--reps", "--max-candidates"})
+  for (const char* opt : {"--vocab", "--hidden", "--dtype", "--batches", "--budget", "--reps", "--max-candidates",
+                          "--finalists"})
     EXPECT_NE(r.output.find(opt), std::string::npos) << opt << "\n" << r.output;
   const Result top = run_cli(dir_, "--help");
   EXPECT_NE(top.output.find("tune"), std::string::npos) << top.output;
@@ -52,6 +53,7 @@ TEST_F(CliTune, BadCommandLinesExitTwoNamingTheOption) {
       {"tune --batches 0", "--batches"},     {"tune --hidden 12", "--hidden"},
       {"tune --reps 0", "--reps"},           {"tune --budget -5", "--budget"},
       {"tune --max-candidates 0", "--max-candidates"}, {"tune --bogus", "--bogus"},
+      {"tune --finalists -1", "--finalists"},
   };
   for (const auto& c : cases) {
     const Result r = run_cli(dir_, c.args);

@@ -1,12 +1,12 @@
-// The interleaved benchmark's call orders (bench/call_order.hpp).
-#include "bench/call_order.hpp"
+// The call orders of the interleaved benchmark and the tuner's finalist round (autotune/call_order.hpp).
+#include "autotune/call_order.hpp"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <utility>
 
-namespace fb = fusedsample::bench;
+namespace fb = fusedsample::autotune;
 
 namespace {
 

@@ -1,5 +1,6 @@
-// call_order.hpp: the order in which the interleaved benchmark calls its
-// pipelines (lines 0 .. n-1), back to back on one stream.
+// call_order.hpp: the order in which the interleaved benchmark and the
+// tuner's finalist round call their pipelines (lines 0 .. n-1), back to back
+// on one stream (kernel_timer.hpp: time_in_order_us).
 //
 // Under the GPU's power limit the SM clock follows the recent work, so the
 // order decides what each line is measured after. Measured (H200, session
@@ -11,7 +12,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace fusedsample::bench {
+namespace fusedsample::autotune {
 
 // Rounds of 0, 1, .., n-1 rotated by one per round (the benchmark's order in
 // sessions 9-11). The rounds run back to back, so the stream is the cycle
@@ -26,4 +27,4 @@ std::vector<std::size_t> rotating_call_order(std::size_t n, int rounds);
 // line runs after every line, itself included, equally often.
 std::vector<std::size_t> balanced_call_order(std::size_t n, int rounds);
 
-}  // namespace fusedsample::bench
+}  // namespace fusedsample::autotune

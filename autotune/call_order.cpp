@@ -1,8 +1,8 @@
-#include "bench/call_order.hpp"
+#include "autotune/call_order.hpp"
 
 #include <functional>
 
-namespace fusedsample::bench {
+namespace fusedsample::autotune {
 
 std::vector<std::size_t> rotating_call_order(std::size_t n, int rounds) {
   std::vector<std::size_t> order;
@@ -45,4 +45,4 @@ std::vector<std::size_t> balanced_call_order(std::size_t n, int rounds) {
   return order;
 }
 
-}  // namespace fusedsample::bench
+}  // namespace fusedsample::autotune
