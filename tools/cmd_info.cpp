@@ -55,7 +55,8 @@ void print_cache() {
     const Measurement* best = e.best();
     fmt::print("  {} ({} SMs) {} V={} d={} N<={}: {}{}\n", e.key.device.name, e.key.device.multiprocessors,
                to_string(e.key.dtype), e.key.vocab, e.key.d_model, batch_bucket_label(e.key.bucket),
-               best ? best->spec : "-", best && best->median_us > 0 ? fmt::format(" ({:.1f} us)", best->median_us) : "");
+               best ? best->spec : "-",
+               best && best->median_us > 0 ? fmt::format(" ({:.1f} us, {})", best->median_us, to_string(best->method)) : "");
   }
 }
 
