@@ -84,33 +84,44 @@ CheckOutput run_check(const DeviceInfo& dev, const char* kernel, std::size_t per
   return out;
 }
 
+// The device's exact noise against the host build, bit for bit (`host(at)`
+// for entry `at` of `per_level` per level; the first five differences are
+// reported), and the largest |approx - exact| (a NaN counts as the worst).
+struct Comparison {
+  std::uint32_t mismatches = 0;
+  double max_err = 0.0;
+  std::size_t worst = 0;  // entry of the largest error
+};
+template <class Host>
+Comparison compare_with_host(const CheckOutput& out, std::size_t per_level, Host host) {
+  Comparison c;
+  for (std::size_t at = 0; at < std::size_t(kLevels) * per_level; ++at) {
+    const float h = host(at);
+    if (std::memcmp(&h, &out.exact[at], 4) != 0 && ++c.mismatches <= 5)
+      ADD_FAILURE() << "device noise differs from the host build at k=" << at / per_level << " slot "
+                    << at % per_level << ": " << out.exact[at] << " vs " << h;
+    const double err = std::fabs(double(out.approx[at]) - double(out.exact[at]));
+    if (!(err <= c.max_err)) {
+      c.max_err = std::isnan(err) ? INFINITY : err;
+      c.worst = at;
+    }
+  }
+  return c;
+}
+
 TEST(GumbelBound, ExhaustiveOverAllUniforms) {
   FS_REQUIRE_GPU();
   testing::use_process_context();
   const DeviceInfo dev = list_devices().at(0);
-  const CheckOutput out = run_check(dev, "fs_gumbel_bound_check", 1);
-  const std::vector<float>& ga = out.approx;
-  const std::vector<float>& ge = out.exact;
-
-  double max_err = 0.0;
-  std::uint32_t worst = 0, mismatches = 0;
-  for (std::uint32_t i = 0; i < kLevels; ++i) {
-    const float host = fs_gumbel_from_bits(i << 9);
-    if (std::memcmp(&host, &ge[i], 4) != 0 && ++mismatches <= 5)
-      ADD_FAILURE() << "device noise differs from the host build at k=" << i << ": " << ge[i] << " vs " << host;
-    const double err = std::fabs(double(ga[i]) - double(ge[i]));
-    if (!(err <= max_err)) {  // NaN counts as the worst
-      max_err = std::isnan(err) ? INFINITY : err;
-      worst = i;
-    }
-  }
-  EXPECT_EQ(mismatches, 0u);
-  std::printf("max |approx - exact| = %.3g at k = %u (u = %.9g); bound %.3g\n", max_err, worst,
-              (double(worst) + 0.5) * std::ldexp(1.0, -23), double(FS_GUMBEL_APPROX_ERR));
-  EXPECT_LE(max_err, double(FS_GUMBEL_APPROX_ERR)) << "the pruning bound does not hold on " << dev.name;
+  const Comparison c = compare_with_host(run_check(dev, "fs_gumbel_bound_check", 1), 1,
+                                         [](std::size_t k) { return fs_gumbel_from_bits(std::uint32_t(k) << 9); });
+  EXPECT_EQ(c.mismatches, 0u);
+  std::printf("max |approx - exact| = %.3g at k = %zu (u = %.9g); bound %.3g\n", c.max_err, c.worst,
+              (double(c.worst) + 0.5) * std::ldexp(1.0, -23), double(FS_GUMBEL_APPROX_ERR));
+  EXPECT_LE(c.max_err, double(FS_GUMBEL_APPROX_ERR)) << "the pruning bound does not hold on " << dev.name;
   // The analysis (docs/rng.md section 6) expects ~1e-5: a much smaller error
   // means the check did not run the SFU path it is meant to bound.
-  EXPECT_GT(max_err, 1e-7);
+  EXPECT_GT(c.max_err, 1e-7);
 }
 
 // The same bound for the group race's noise: 2^23 group levels, each with
@@ -119,32 +130,18 @@ TEST(GumbelBound, GroupRaceOverAllGroupUniforms) {
   FS_REQUIRE_GPU();
   testing::use_process_context();
   const DeviceInfo dev = list_devices().at(0);
-  const CheckOutput out = run_check(dev, "fs_race_bound_check", 4);
-  const std::vector<float>& ga = out.approx;
-  const std::vector<float>& ge = out.exact;
-
-  double max_err = 0.0;
-  std::uint32_t worst = 0, mismatches = 0;
-  for (std::uint32_t i = 0; i < kLevels; ++i)
-    for (int j = 0; j < 4; ++j) {
-      const std::uint32_t gw = (i << 9) | (i & 15u);
-      const int pos = j == 0 ? int(i & 15u) : int((i + 1u) & 15u);
-      const float host = fs_token_gumbel(gw, race_token_word(i, j), pos);
-      const std::size_t at = std::size_t(i) * 4 + std::size_t(j);
-      if (std::memcmp(&host, &ge[at], 4) != 0 && ++mismatches <= 5)
-        ADD_FAILURE() << "device race noise differs from the host build at k=" << i << " slot " << j << ": "
-                      << ge[at] << " vs " << host;
-      const double err = std::fabs(double(ga[at]) - double(ge[at]));
-      if (!(err <= max_err)) {
-        max_err = std::isnan(err) ? INFINITY : err;
-        worst = std::uint32_t(at);
-      }
-    }
-  EXPECT_EQ(mismatches, 0u);
-  std::printf("group race: max |approx - exact| = %.3g at k = %u slot %u; bound %.3g\n", max_err, worst / 4,
-              worst % 4, double(FS_GUMBEL_APPROX_ERR));
-  EXPECT_LE(max_err, double(FS_GUMBEL_APPROX_ERR)) << "the pruning bound does not hold on " << dev.name;
-  EXPECT_GT(max_err, 1e-7);
+  const Comparison c = compare_with_host(run_check(dev, "fs_race_bound_check", 4), 4, [](std::size_t at) {
+    const std::uint32_t i = std::uint32_t(at / 4);
+    const int j = int(at % 4);
+    const std::uint32_t gw = (i << 9) | (i & 15u);
+    const int pos = j == 0 ? int(i & 15u) : int((i + 1u) & 15u);
+    return fs_token_gumbel(gw, race_token_word(i, j), pos);
+  });
+  EXPECT_EQ(c.mismatches, 0u);
+  std::printf("group race: max |approx - exact| = %.3g at k = %zu slot %zu; bound %.3g\n", c.max_err, c.worst / 4,
+              c.worst % 4, double(FS_GUMBEL_APPROX_ERR));
+  EXPECT_LE(c.max_err, double(FS_GUMBEL_APPROX_ERR)) << "the pruning bound does not hold on " << dev.name;
+  EXPECT_GT(c.max_err, 1e-7);
 }
 
 }  // namespace
