@@ -112,15 +112,26 @@ struct Sampler::Impl {
   // The block counter, then one packed candidate per (row, sample); both
   // are zero between launches (the last block of each launch resets them).
   // Then, for a spec that stages its logits in L2 (KernelSpec::stage_in_l2),
-  // one fp32 T_V x T_N tile per block, written and read within a launch.
-  static constexpr std::size_t kCounterBytes = 256;
+  // one fp32 T_V x T_N tile per block, written and read within a launch; for
+  // a stream-K spec (KernelSpec::stream_k) one tile of partial sums per block
+  // and one flag per block (zero between launches).
+  // The stream-K flags sit at a fixed place among the counters, so they stay
+  // zero whatever the rows and samples of the next launch (the rest of the
+  // workspace moves with them).
+  static constexpr std::size_t kCounterBytes = 4096;
+  static constexpr std::size_t kFlagsOffset = 256;
+  static constexpr std::int64_t kMaxStreamKBlocks = std::int64_t(kCounterBytes - kFlagsOffset) / 4;
   static std::size_t staging_offset(std::int64_t rows, int samples) {
     const std::size_t end = kCounterBytes + std::size_t(rows) * std::size_t(samples) * sizeof(fs_u64);
     return (end + 255) / 256 * 256;
   }
+  static std::size_t tile_bytes(const KernelSpec& spec) {
+    return std::size_t(spec.tile_v) * std::size_t(spec.tile_n) * sizeof(float);
+  }
+  // Staged logits, then stream-K partial sums.
   static std::size_t staging_bytes(const KernelSpec& spec, std::int64_t blocks) {
-    return spec.stage_in_l2 ? std::size_t(blocks) * std::size_t(spec.tile_v) * std::size_t(spec.tile_n) * sizeof(float)
-                            : 0;
+    const std::size_t tiles = std::size_t(blocks) * tile_bytes(spec);
+    return (spec.stage_in_l2 ? tiles : 0) + (spec.stream_k ? tiles : 0);
   }
   static std::size_t workspace_bytes(std::int64_t rows, int samples, std::size_t staging = 0) {
     return staging_offset(rows, samples) + staging;
@@ -175,8 +186,12 @@ struct Sampler::Impl {
     // Persistent kernels: as many blocks as fit, each taking an equal number
     // of tiles (`rounds`), so no block runs a round more than the others. A
     // cluster spec deals out groups of `cluster` tiles to whole clusters.
+    // A stream-K spec runs one block per resident slot (all of them at once:
+    // a block may wait for a lower-numbered one, templates/stream_k.cuh).
     std::int64_t blocks = tiles;
-    if (spec.variant != Variant::logits) {
+    if (spec.stream_k) {
+      blocks = std::min({tiles, std::int64_t(m.resident_blocks()), kMaxStreamKBlocks});
+    } else if (spec.variant != Variant::logits) {
       const std::int64_t groups = fs_cluster_groups(vtiles, ceil_div(a.rows, spec.tile_n), spec.cluster);
       const std::int64_t rounds = ceil_div(groups, m.resident_blocks() / spec.cluster);
       blocks = ceil_div(groups, rounds) * spec.cluster;
@@ -184,8 +199,11 @@ struct Sampler::Impl {
     ensure_workspace(workspace_bytes(a.rows, a.num_samples, staging_bytes(spec, blocks)), stream);
     p.done = reinterpret_cast<fs_u32*>(workspace.get());
     p.best = reinterpret_cast<fs_u64*>(workspace.get() + kCounterBytes);
-    p.staging = spec.stage_in_l2 ? reinterpret_cast<float*>(workspace.get() + staging_offset(a.rows, a.num_samples))
-                                 : nullptr;
+    unsigned char* const staging = reinterpret_cast<unsigned char*>(workspace.get() + staging_offset(a.rows, a.num_samples));
+    const std::size_t staged = spec.stage_in_l2 ? std::size_t(blocks) * tile_bytes(spec) : 0;
+    p.staging = spec.stage_in_l2 ? reinterpret_cast<float*>(staging) : nullptr;
+    p.partials = spec.stream_k ? reinterpret_cast<float*>(staging + staged) : nullptr;
+    p.sk_flags = spec.stream_k ? reinterpret_cast<fs_u32*>(workspace.get() + kFlagsOffset) : nullptr;
     // The TMA-fed kernels take the tensor maps of W and H after the block
     // (cuLaunchKernel copies them; the caches only save re-encoding).
     // In a cluster the operand the blocks share is copied in slices, one per

@@ -34,6 +34,8 @@ struct fs_fused_params {
   int out_is_int64;
   int pad0;
   float* staging;        // wgmma_coop staging its logits in L2 (spec "l2"): one [T_V][T_N] fp32 tile per block; else null
+  float* partials;       // wgmma_coop stream-K (spec "sk", stream_k.cuh): one tile's partial sums per block; else null
+  fs_u32* sk_flags;      // [blocks]: 1 while a block's partial sums wait to be added; zero between launches
 };
 
 #if defined(__CUDACC__)

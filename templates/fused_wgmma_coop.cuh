@@ -118,8 +118,14 @@ static_assert(FS_SHARED_WG0 || 128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_
                                    FS_THREADS * ((65536 / FS_THREADS) & ~7),
               "wgmma_coop: register split exceeds the block's registers");
 
+#ifndef FS_STREAM_K
+#define FS_STREAM_K 0
+#endif
+static_assert(!FS_STREAM_K || FS_CLUSTER == 1, "wgmma_coop: stream-K (sk) runs without clusters");
+
 #include "epilogue_owner.cuh"
 #include "reduce.cuh"
+#include "stream_k_fixup.cuh"
 
 #if FS_CLUSTER > 1
 #define FS_CLUSTER_DIMS __cluster_dims__(FS_CLUSTER, 1, 1)
@@ -143,6 +149,11 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   fs_u64* empty = full + FS_STAGES;                                     // [FS_STAGES]
   fs_u64* lfull = empty + FS_STAGES;                                    // L holds a tile (consumer threads)
   fs_u64* lfree = lfull + 1;                                            // L was read (epilogue threads)
+#if FS_STREAM_K
+  // The staged tile's index (stream-K: the consumers tell the epilogue which
+  // tile L holds, -1 when they are done; the epilogue does not walk the schedule).
+  volatile fs_i64* ltile = reinterpret_cast<volatile fs_i64*>(lfree + 1);
+#endif
 
   const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
   if (threadIdx.x == 0) {
@@ -160,12 +171,22 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   const fs_i64 groups = fs_cluster_groups(p.num_vtiles, n_tiles, FS_CLUSTER);
   const fs_i64 first = blockIdx.x / FS_CLUSTER, step = gridDim.x / FS_CLUSTER;
   const int ktiles = (int)((p.hidden_dim + FS_TD - 1) / FS_TD);
+#if FS_STREAM_K
+  // Whole tiles, then the last waves cut along the depth (stream_k.cuh).
+  const fs_sk_schedule sched = fs_sk_make(groups, ktiles, (int)gridDim.x);
+#endif
 
   // The epilogue's threads: warpgroups 3 (and 4), or warps 1-3 of warpgroup 0 (w12x1).
   const int epi_thread = FS_SHARED_WG0 ? (int)threadIdx.x - 32 : (int)threadIdx.x - 384;
   if (FS_SHARED_WG0 ? threadIdx.x < 32 : wg == 0) {
     // Producer: every stage of every tile of this block, in order.
-#if FS_SHARED_WG0
+#if FS_STREAM_K
+#if !FS_SHARED_WG0
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+#endif
+    if (threadIdx.x == 0)
+      fs_tma_produce_sk<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles, sched);
+#elif FS_SHARED_WG0
     if (threadIdx.x == 0)
       fs_tma_produce<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles,
                                                                  groups, ktiles);
@@ -193,6 +214,29 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
                  dh0 = fs_wgmma_desc<2 * box_cols>(fs_smem_addr(Hs));
     fs_ring_pos<FS_STAGES> pos;
     fs_i64 j = 0;   // the block's tile number
+#if FS_STREAM_K
+    const int ct = (int)threadIdx.x - 128;  // consumer thread 0..255
+    fs_sk_cursor at = fs_sk_start(sched, (int)blockIdx.x);
+    fs_sk_unit u;
+    while (fs_sk_next(sched, at, u)) {
+      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC>(acc, full, empty, pos, dw0, dh0, u.k1 - u.k0,
+                                                                          1000000 + j * ktiles);
+      if (fs_sk_is_tail(u)) {  // the rest of a tile another block finishes
+        fs_sk_put_partial(acc, p, (int)blockIdx.x, ct);
+        continue;
+      }
+      if (fs_sk_is_head(u, ktiles)) fs_sk_add_partial(acc, p, (int)blockIdx.x - 1, ct);
+      fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);
+      fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_TN, FS_L_GLOBAL ? FS_TN : FS_LDL, FS_L_SWZ, FS_L_GLOBAL>(
+          acc, L, 0, c * FS_MI * 64, wq, lane);
+      if (ct == 0) *ltile = u.tile;
+      fs_mbar_arrive(lfull);
+      ++j;
+    }
+    fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);
+    if (ct == 0) *ltile = -1;  // done
+    fs_mbar_arrive(lfull);
+#else
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(acc, full, empty, pos, dw0, dh0,
                                                                                       ktiles, 1000000 + j * ktiles);
@@ -204,18 +248,29 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
           acc, L, 0, c * FS_MI * 64, wq, lane);
       fs_mbar_arrive(lfull);
     }
+#endif
   } else {
 #if !FS_SHARED_WG0
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(FS_EPILOGUE_REGS));
 #endif
     fs_own_epilogue epi(epi_thread);  // 0 .. 32 FS_EPI_WARPS - 1
     fs_i64 j = 0;
+#if FS_STREAM_K
+    for (;; ++j) {
+      fs_mbar_wait(lfull, (unsigned)(j & 1), 4000000 + j);
+      const fs_i64 t = *ltile;
+      if (t < 0) break;
+      epi.tile(L, p, (t / n_tiles) * FS_TV, (t % n_tiles) * FS_TN);
+      fs_mbar_arrive(lfree);
+    }
+#else
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       fs_mbar_wait(lfull, (unsigned)(j & 1), 4000000 + j);
       if (t.vtile < p.num_vtiles) epi.tile(L, p, t.vtile * FS_TV, t.ntile * FS_TN);
       fs_mbar_arrive(lfree);
     }
+#endif
     epi.finish(p);
   }
 #if FS_CLUSTER > 1

@@ -23,6 +23,7 @@
 #include "wgmma_ops.cuh"
 #include "tma_boxes.cuh"
 #include "cluster.cuh"
+#include "stream_k.cuh"
 
 // The TD / BC boxes (BC = fs_tma_box_cols(TD) columns x ROWS rows each) of
 // one operand's stage, from column col0; into this block, or with a mask
@@ -36,6 +37,19 @@ __device__ __forceinline__ void fs_tma_load_boxes(fs_u16* dst, const fs_tmap* ma
     if (mask) fs_tma_load_2d_multicast(dst + h * ROWS * BC, map, col0 + h * BC, row, bar, mask, policy);
     else fs_tma_load_2d(dst + h * ROWS * BC, map, col0 + h * BC, row, bar, policy);
   }
+}
+
+// Stage `it` of the producer's sequence: waits until the consumers have
+// freed it (from its second round on), announces its bytes on `full`, and
+// returns its index in the ring.
+template <int TV, int TN, int TD, int STAGES>
+__device__ __forceinline__ int fs_tma_stage_begin(fs_u64* full, fs_u64* empty, fs_i64 it) {
+  const int st = (int)(it % STAGES);
+  const fs_i64 round = it / STAGES;
+  // The tag only matters in FS_DEBUG_HANG builds (mbarrier.cuh).
+  if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1), it);
+  fs_mbar_arrive_expect_tx(&full[st], (TV + TN) * TD * 2);
+  return st;
 }
 
 template <int TV, int TN, int TD, int STAGES, int CLUSTER = 1>
@@ -58,11 +72,7 @@ __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_t
     const fs_tile_ref t = fs_cluster_tile(g, rank, n_tiles, CLUSTER);
     const int v0 = (int)t.vtile * TV, n0 = (int)t.ntile * TN;
     for (int kt = 0; kt < ktiles; ++kt, ++it) {
-      const int st = (int)(it % STAGES);
-      const fs_i64 round = it / STAGES;
-      // The tag only matters in FS_DEBUG_HANG builds (mbarrier.cuh).
-      if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1), it);
-      fs_mbar_arrive_expect_tx(&full[st], (TV + TN) * TD * 2);
+      const int st = fs_tma_stage_begin<TV, TN, TD, STAGES>(full, empty, it);
       // A stage of W is TD / BC swizzled boxes of BC columns side by side
       // ([TD / BC][TV][BC]), issued back to back so DRAM sees each row's
       // 2 * TD bytes together; the same for H.
@@ -83,6 +93,28 @@ __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_t
             fs_tma_load_boxes<TN, TD>(hs + slice0 * BC, tmap_h, kt * TD, n0 + slice0, &full[st], reused, all);
         }
       }
+    }
+  }
+}
+
+// The producer of a stream-K schedule (stream_k.cuh; no cluster): the k-steps
+// [k0, k1) of each of the block's units, one stage each, in order.
+template <int TV, int TN, int TD, int STAGES>
+__device__ __forceinline__ void fs_tma_produce_sk(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws, fs_u16* Hs,
+                                                  fs_u64* full, fs_u64* empty, fs_i64 n_tiles,
+                                                  const fs_sk_schedule& sched) {
+  fs_tma_prefetch_map(tmap_w);
+  fs_tma_prefetch_map(tmap_h);
+  const fs_u64 stream_once = fs_l2_policy_evict_first(), reused = fs_l2_policy_evict_last();
+  fs_i64 it = 0;
+  fs_sk_cursor pos = fs_sk_start(sched, (int)blockIdx.x);
+  fs_sk_unit u;
+  while (fs_sk_next(sched, pos, u)) {
+    const int v0 = (int)(u.tile / n_tiles) * TV, n0 = (int)(u.tile % n_tiles) * TN;
+    for (int kt = u.k0; kt < u.k1; ++kt, ++it) {
+      const int st = fs_tma_stage_begin<TV, TN, TD, STAGES>(full, empty, it);
+      fs_tma_load_boxes<TV, TD>(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], stream_once);
+      fs_tma_load_boxes<TN, TD>(Hs + st * TN * TD, tmap_h, kt * TD, n0, &full[st], reused);
     }
   }
 }

@@ -55,6 +55,11 @@ struct KernelSpec {
   // memory, which leaves the whole of shared memory to the stages ("l2" in
   // the spec text; absent when false).
   bool stage_in_l2 = false;
+  // wgmma_coop only, without clusters: stream-K for the last waves (whole
+  // tiles round-robin, then the rest cut along the depth into one equal range
+  // per block; templates/stream_k.cuh), so no block runs a tile more than
+  // another ("sk" in the spec text; absent when false).
+  bool stream_k = false;
   DType dtype = DType::bf16;
   Arch arch = Arch::sm_90;
   Variant variant = Variant::mma_sync;
@@ -64,8 +69,8 @@ struct KernelSpec {
   std::size_t shared_bytes() const;
   // Throws InvalidArgument/Unsupported with the offending field if invalid.
   void validate() const;
-  // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1", then " c2" for clusters
-  // and " l2" for logits staged in L2: stable, parseable.
+  // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1", then " c2" for clusters,
+  // " l2" for logits staged in L2 and " sk" for stream-K: stable, parseable.
   std::string to_string() const;
   static KernelSpec parse(std::string_view text);
   bool operator==(const KernelSpec&) const = default;

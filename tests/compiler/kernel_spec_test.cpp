@@ -153,6 +153,29 @@ TEST(KernelSpec, L2StagingToken) {
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90a wgmma_coop l3"); }, {"l3"}, "bad l2 token");
 }
 
+// Stream-K prints as a trailing "sk" (after "l2"), only when set; it needs
+// 16 more bytes of shared memory (the staged tile's index) and is for
+// wgmma_coop without clusters only.
+TEST(KernelSpec, StreamKToken) {
+  KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 4, 20, 1, Arch::sm_90a);
+  const std::size_t plain = s.shared_bytes();
+  s.stream_k = true;
+  EXPECT_NO_THROW(s.validate());
+  EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1 sk");
+  EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
+  EXPECT_EQ(s.shared_bytes(), plain + 16);
+  s.stage_in_l2 = true;
+  EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1 l2 sk");
+  EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
+  EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4").stream_k);
+  EXPECT_EQ(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4 sk").stages, 4);  // "sk" is not a stage count
+  s.cluster = 2;
+  expect_error<fs::InvalidArgument>([&] { s.validate(); }, {"stream-K", "without clusters"}, "sk in a cluster");
+  KernelSpec ws = spec(DType::bf16, Variant::wgmma_ws, 128, 64, 64, 4, 12, 1, Arch::sm_90a);
+  ws.stream_k = true;
+  expect_error<fs::InvalidArgument>([&] { ws.validate(); }, {"stream-K", "wgmma_coop only"}, "sk on wgmma_ws");
+}
+
 TEST(KernelSpec, ParseRejectsMalformedText) {
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90"); }, {"bf16 sm_90"}, "two fields");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse(""); }, {"dtype arch variant"}, "empty");

@@ -202,6 +202,14 @@ std::vector<CompileCase> all_cases() {
     // alone and in a cluster.
     out.push_back(coop(128, 256, 64, 4, 12, 1, true));
     out.push_back(coop(256, 128, 64, 4, 12, 2, true));
+    // stream-K (partial sums handed between blocks): two epilogue warpgroups,
+    // and 128 accumulators per consumer with logits staged in L2.
+    CompileCase sk = coop(128, 128, 64, 4, 20);
+    sk.spec.stream_k = true;
+    out.push_back(sk);
+    sk = coop(256, 128, 64, 4, 12, 1, true);
+    sk.spec.stream_k = true;
+    out.push_back(sk);
   }
   return out;
 }

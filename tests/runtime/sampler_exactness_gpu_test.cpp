@@ -22,6 +22,7 @@
 
 #include "fusedsample/fusedsample.hpp"
 #include "runtime/device_memory.hpp"
+#include "templates/stream_k.cuh"
 #include "tests/support/gpu_test_support.hpp"
 #include "tests/support/sampler_test_helpers.hpp"
 
@@ -223,6 +224,46 @@ TEST(ExactnessSkipRule, WideLogitsMatchReference) {
     const auto got = sample_int64(sampler, dw, dh, N, S, rows);
     const testing::Comparison cmp = testing::compare_with_reference(got, ref, V, S, what);
     EXPECT_EQ(cmp.mismatches, 0) << what;
+  }
+}
+
+// Stream-K specs (templates/stream_k.cuh) on a shape whose last waves are
+// cut along the depth (d = 520: nine k-steps, cuts at uneven k): the block
+// that samples a cut tile adds the partial sums another block computed. The
+// samples must be the reference's, for 64 and 128 accumulators per consumer,
+// logits staged in shared memory and in L2, several samples and greedy rows,
+// twice in a row (the flags are zero again after a launch).
+TEST(ExactnessStreamK, CutTilesMatchReference) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  const std::vector<KernelSpec> specs = {testing::make_wgmma_coop_spec(DType::bf16, 128, 64, 4, 20, 1, 64, false, true),
+                                         testing::make_wgmma_coop_spec(DType::bf16, 256, 128, 4, 12, 1, 64, true, true)};
+  if (!testing::spec_runs_here(specs[0])) GTEST_SKIP() << "stream-K specs need a Hopper GPU (compute capability 9.0)";
+  std::mt19937_64 rng(testing::fresh_seed());
+  const DType dtype = DType::bf16;
+  const std::int64_t V = 25000, d = 520, N = 200;
+  const int S = 2;
+  const auto w = testing::random_storage(dtype, std::size_t(V * d), 1.0, rng);
+  const auto h = testing::random_storage(dtype, std::size_t(N * d), 2.0 / std::sqrt(double(d)), rng);
+  const DeviceMemory dw = to_device(w), dh = to_device(h);
+  const RowParams rows(N, 2, rng);
+  const std::vector<ReferenceResult> ref = reference_sample(w.data(), h.data(), dtype, V, d, N, rows.reference(), S);
+  const int sms = list_devices()[0].multiprocessors;
+  for (const KernelSpec& spec : specs) {
+    const std::string what = config_name(spec);
+    SCOPED_TRACE(what);
+    const fs_i64 tiles = (V + spec.tile_v - 1) / spec.tile_v * ((N + spec.tile_n - 1) / spec.tile_n);
+    const fs_sk_schedule sched = fs_sk_make(tiles, int((d + spec.tile_d - 1) / spec.tile_d), sms);
+    EXPECT_GT(sched.sk_tiles, 0) << tiles << " tiles on " << sms << " blocks: nothing is cut";
+    Sampler sampler(testing::sampler_options(V, d, dtype, spec));
+    for (int round = 0; round < 2; ++round) {
+      const auto got = sample_int64(sampler, dw, dh, N, S, rows);
+      const testing::Comparison cmp = testing::compare_with_reference(got, ref, V, S, what);
+      EXPECT_EQ(cmp.mismatches, 0) << what << " round " << round;
+      std::printf("[ case     ] %s round %d: %lld tiles, %lld cut along the depth; pairs %lld near-ties %lld\n",
+                  what.c_str(), round, static_cast<long long>(tiles), static_cast<long long>(sched.sk_tiles),
+                  static_cast<long long>(cmp.pairs), static_cast<long long>(cmp.close));
+    }
   }
 }
 

@@ -128,10 +128,11 @@ inline KernelSpec make_wgmma_ws_spec(DType dtype, int tile_v, int tile_n, int st
 // warps_m 16 or 20: one or two epilogue warpgroups; cluster: blocks per
 // cluster, which share W or H through multicast copies).
 inline KernelSpec make_wgmma_coop_spec(DType dtype, int tile_v, int tile_n, int stages, int warps_m, int cluster = 1,
-                                       int tile_d = 64, bool stage_in_l2 = false) {
+                                       int tile_d = 64, bool stage_in_l2 = false, bool stream_k = false) {
   KernelSpec s = build_spec(dtype, Variant::wgmma_coop, Arch::sm_90a, tile_v, tile_n, tile_d, stages, warps_m, 1);
   s.cluster = cluster;
   s.stage_in_l2 = stage_in_l2;
+  s.stream_k = stream_k;
   return s;
 }
 
@@ -166,7 +167,10 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_coop_spec(dtype, 128, 256, 4, 12, 1, 32), make_wgmma_coop_spec(dtype, 128, 128, 6, 12, 2, 32),
           // logits staged in L2: 128 x 256 and 256 x 128 (in a cluster) with 128-byte rows, and w20x1
           make_wgmma_coop_spec(dtype, 128, 256, 4, 12, 1, 64, true), make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 2, 64, true),
-          make_wgmma_coop_spec(dtype, 128, 40, 6, 20, 1, 64, true)};
+          make_wgmma_coop_spec(dtype, 128, 40, 6, 20, 1, 64, true),
+          // stream-K (a cut tile's partial sums handed to the block that samples it)
+          make_wgmma_coop_spec(dtype, 128, 64, 4, 20, 1, 64, false, true),
+          make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 1, 64, true, true)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
@@ -190,7 +194,7 @@ inline std::string tiles_name(const KernelSpec& s) {
   const std::string variant = is_wgmma(s.variant) ? std::string(to_string(s.variant)) + "_" : "";
   return variant + "tv" + std::to_string(s.tile_v) + "_tn" + std::to_string(s.tile_n) + "_td" + std::to_string(s.tile_d) + "_s" +
          std::to_string(s.stages) + "_w" + std::to_string(s.warps_m) + "x" + std::to_string(s.warps_n) +
-         (s.cluster > 1 ? "_c" + std::to_string(s.cluster) : "") + (s.stage_in_l2 ? "_l2" : "");
+         (s.cluster > 1 ? "_c" + std::to_string(s.cluster) : "") + (s.stage_in_l2 ? "_l2" : "") + (s.stream_k ? "_sk" : "");
 }
 
 inline SamplerOptions sampler_options(std::int64_t V, std::int64_t d, DType dtype,

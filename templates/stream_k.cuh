@@ -1,0 +1,105 @@
+// stream_k.cuh: the work schedule of wgmma_coop "sk" specs (FS_STREAM_K):
+// data-parallel whole tiles, then stream-K for the last waves, so that no
+// block runs a whole tile more than another (a launch of 1002 tiles on 132
+// blocks otherwise runs 8 rounds for 7.59 rounds of work: 5 % of the time).
+//   - the first (T / B - 1) * B tiles are dealt whole, round-robin (tile b,
+//     b + B, ...), as the plain kernel deals all of them;
+//   - the remaining T - that (between B and 2B tiles) are cut along the
+//     depth: their k-steps, tile after tile, form one sequence that is split
+//     into B equal ranges, one per block. A range is at least one tile's
+//     k-steps long, so a tile is cut at most once: its first k-steps (a
+//     "head", the last piece of one range) and the rest (a "tail", the first
+//     piece of the next range).
+// The block with the head finishes the tile: it adds the tail's partial sums
+// (written to p.partials by the tail's block, then flagged in p.sk_flags) to
+// its own and runs the epilogue. Ranges are dealt in reverse block order
+// (block B-1 takes the first), so the tail of block b's head lies in block
+// b - 1's range: a block only ever waits for a lower-numbered block, which the
+// hardware started no later than itself, and which computed the tail as the
+// first piece of its range, long before the head's block needs it.
+// With T a multiple of B, or T <= B, every tile is dealt whole.
+// One definition for the kernel and the host tests.
+#pragma once
+#include "fs_types.cuh"
+
+struct fs_sk_schedule {
+  fs_i64 tiles;     // T
+  int ktiles;       // k-steps per tile (K)
+  int blocks;       // B (the launch's blocks, all resident at once)
+  fs_i64 dp_tiles;  // tiles dealt whole, round-robin
+  fs_i64 sk_tiles;  // tiles after them, cut along the depth
+};
+
+FS_HD fs_sk_schedule fs_sk_make(fs_i64 tiles, int ktiles, int blocks) {
+  fs_sk_schedule s{tiles, ktiles, blocks, tiles, 0};
+  if (tiles > blocks && tiles % blocks != 0) {
+    s.dp_tiles = (tiles / blocks - 1) * blocks;
+    s.sk_tiles = tiles - s.dp_tiles;
+  }
+  return s;
+}
+
+// First k-step (of the whole launch's sequence, tile t's k-step k being t K + k)
+// of stream-K range r (r = B: the end of the last range).
+FS_HD fs_i64 fs_sk_range_begin(const fs_sk_schedule& s, int r) {
+  return s.dp_tiles * s.ktiles + s.sk_tiles * s.ktiles * r / s.blocks;
+}
+// The range of block b (reverse order: see above).
+FS_HD int fs_sk_range_of(const fs_sk_schedule& s, int b) { return s.blocks - 1 - b; }
+
+// One piece of a block's work: k-steps [k0, k1) of tile `tile`.
+struct fs_sk_unit {
+  fs_i64 tile;
+  int k0, k1;
+};
+// A tail: its partial sums go to the block's slot of p.partials.
+FS_HD bool fs_sk_is_tail(const fs_sk_unit& u) { return u.k0 > 0; }
+// A head: the tile's tail is in block b - 1's slot (b: this block).
+FS_HD bool fs_sk_is_head(const fs_sk_unit& u, int ktiles) { return u.k0 == 0 && u.k1 < ktiles; }
+
+// A block's walk through its work: the next unit's tile and first k-step,
+// where its stream-K range starts (sk_tile, sk_k) and ends (end_tile, end_k).
+// Divides only in fs_sk_start (the kernels' producer thread runs on 40
+// registers: a division inside its loop spilled).
+struct fs_sk_cursor {
+  fs_i64 tile;
+  int k;
+  fs_i64 sk_tile, end_tile;
+  int sk_k, end_k;
+};
+
+FS_HD fs_sk_cursor fs_sk_start(const fs_sk_schedule& s, int b) {
+  const int r = fs_sk_range_of(s, b);
+  const fs_i64 begin = fs_sk_range_begin(s, r), end = fs_sk_range_begin(s, r + 1);
+  fs_sk_cursor c;
+  c.sk_tile = begin / s.ktiles;
+  c.sk_k = (int)(begin - c.sk_tile * s.ktiles);
+  c.end_tile = end / s.ktiles;
+  c.end_k = (int)(end - c.end_tile * s.ktiles);
+  c.tile = b < s.dp_tiles ? (fs_i64)b : c.sk_tile;
+  c.k = b < s.dp_tiles ? 0 : c.sk_k;
+  return c;
+}
+
+// The unit at the cursor, advancing the cursor past it; false when the
+// block is done.
+FS_HD bool fs_sk_next(const fs_sk_schedule& s, fs_sk_cursor& c, fs_sk_unit& u) {
+  if (c.tile < s.dp_tiles) {  // a whole tile, round-robin
+    u.tile = c.tile;
+    u.k0 = 0;
+    u.k1 = s.ktiles;
+    c.tile += s.blocks;
+    if (c.tile >= s.dp_tiles) {
+      c.tile = c.sk_tile;
+      c.k = c.sk_k;
+    }
+    return true;
+  }
+  if (c.tile > c.end_tile || (c.tile == c.end_tile && c.k >= c.end_k)) return false;
+  u.tile = c.tile;
+  u.k0 = c.k;
+  u.k1 = c.tile == c.end_tile ? c.end_k : s.ktiles;
+  ++c.tile;
+  c.k = 0;
+  return true;
+}

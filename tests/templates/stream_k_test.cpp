@@ -1,0 +1,104 @@
+// stream_k_test.cpp: the host build of templates/stream_k.cuh, the schedule
+// of wgmma_coop "sk" specs. Over all blocks, every k-step of every tile must
+// be computed exactly once; a tile is cut at most once, into a head (the
+// last unit of block b) and a tail (the first stream-K unit of block b - 1,
+// whose slot the head reads); every block runs the same number of k-steps
+// within one tile's worth; and without a partial wave every tile is whole.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "templates/stream_k.cuh"
+
+namespace {
+
+struct Walk {
+  std::vector<fs_sk_unit> units;
+  fs_i64 ksteps = 0;
+};
+
+Walk walk(const fs_sk_schedule& s, int b) {
+  Walk w;
+  fs_sk_cursor c = fs_sk_start(s, b);
+  fs_sk_unit u;
+  while (fs_sk_next(s, c, u)) {
+    w.units.push_back(u);
+    w.ksteps += u.k1 - u.k0;
+  }
+  return w;
+}
+
+void check_schedule(fs_i64 tiles, int ktiles, int blocks) {
+  SCOPED_TRACE(testing::Message() << "tiles " << tiles << " ktiles " << ktiles << " blocks " << blocks);
+  const fs_sk_schedule s = fs_sk_make(tiles, ktiles, blocks);
+  std::vector<std::vector<int>> covered(std::size_t(tiles), std::vector<int>(std::size_t(ktiles), 0));
+  std::map<fs_i64, int> head_block, tail_block;  // tile -> block
+  fs_i64 most = 0, least = tiles * ktiles;
+  for (int b = 0; b < blocks; ++b) {
+    const Walk w = walk(s, b);
+    most = std::max(most, w.ksteps);
+    least = std::min(least, w.ksteps);
+    for (std::size_t i = 0; i < w.units.size(); ++i) {
+      const fs_sk_unit& u = w.units[i];
+      ASSERT_GE(u.tile, 0);
+      ASSERT_LT(u.tile, tiles);
+      ASSERT_GE(u.k0, 0);
+      ASSERT_LT(u.k0, u.k1) << "empty unit";
+      ASSERT_LE(u.k1, ktiles);
+      for (int k = u.k0; k < u.k1; ++k) ++covered[std::size_t(u.tile)][std::size_t(k)];
+      EXPECT_FALSE(u.k0 > 0 && u.k1 < ktiles) << "a tile cut twice (tile " << u.tile << ")";
+      if (fs_sk_is_tail(u)) {
+        EXPECT_EQ(u.k1, ktiles);
+        tail_block[u.tile] = b;
+        // The tail is the block's first stream-K unit: nothing cut comes before it.
+        for (std::size_t k = 0; k < i; ++k) EXPECT_LT(w.units[k].tile, s.dp_tiles) << "block " << b;
+      }
+      if (fs_sk_is_head(u, ktiles)) {
+        head_block[u.tile] = b;
+        EXPECT_EQ(i + 1, w.units.size()) << "a head is the block's last unit (block " << b << ")";
+      }
+    }
+  }
+  for (fs_i64 t = 0; t < tiles; ++t)
+    for (int k = 0; k < ktiles; ++k) ASSERT_EQ(covered[std::size_t(t)][std::size_t(k)], 1) << "tile " << t << " k " << k;
+  // Every head has its tail in the next lower block (its slot), and the reverse.
+  EXPECT_EQ(head_block.size(), tail_block.size());
+  for (const auto& [tile, b] : head_block) {
+    ASSERT_TRUE(tail_block.count(tile)) << "tile " << tile;
+    EXPECT_EQ(tail_block[tile], b - 1) << "tile " << tile;
+  }
+  if (tiles % blocks == 0 || tiles <= blocks) {
+    EXPECT_TRUE(head_block.empty()) << "whole waves need no cut";
+    EXPECT_EQ(s.sk_tiles, 0);
+  } else {
+    // Balanced: no block runs a whole tile's k-steps more than another, and
+    // the blocks differ by at most one k-step in the stream-K part.
+    EXPECT_LE(most - least, 1);
+    EXPECT_GT(s.sk_tiles, blocks);
+    EXPECT_LT(s.sk_tiles, 2 * fs_i64(blocks));
+  }
+}
+
+TEST(StreamK, EveryKStepOnceAndEachTileCutAtMostOnce) {
+  for (int blocks : {1, 2, 3, 7, 132})
+    for (fs_i64 tiles : {1, 2, 5, 131, 132, 133, 264, 300, 1002, 2004})
+      for (int ktiles : {1, 2, 9, 64, 128}) check_schedule(tiles, ktiles, blocks);
+}
+
+// The large shape at N = 128 on 132 blocks: 1002 tiles of 128 k-steps.
+// Plain round-robin runs 8 tiles on some blocks (7.59 on average); here every
+// block runs 7.59 tiles' k-steps, the last 1.59 waves cut along the depth.
+TEST(StreamK, LargeShapeBalancesTheLastWaves) {
+  const fs_sk_schedule s = fs_sk_make(1002, 128, 132);
+  EXPECT_EQ(s.dp_tiles, 6 * 132);
+  EXPECT_EQ(s.sk_tiles, 1002 - 6 * 132);
+  for (int b : {0, 1, 65, 131}) {
+    const Walk w = walk(s, b);
+    EXPECT_GE(w.ksteps, 1002 * 128 / 132) << "block " << b;
+    EXPECT_LE(w.ksteps, 1002 * 128 / 132 + 1) << "block " << b;
+  }
+}
+
+}  // namespace
