@@ -260,7 +260,7 @@ TEST(ExactnessStreamK, CutTilesMatchReference) {
       const auto got = sample_int64(sampler, dw, dh, N, S, rows);
       const testing::Comparison cmp = testing::compare_with_reference(got, ref, V, S, what);
       EXPECT_EQ(cmp.mismatches, 0) << what << " round " << round;
-      std::printf("[ case     ] %s round %d: %lld tiles, %lld cut along the depth; pairs %lld near-ties %lld\n",
+      std::printf("[ case     ] %s round %d: %lld tiles, %lld of them in the stream-K part; pairs %lld near-ties %lld\n",
                   what.c_str(), round, static_cast<long long>(tiles), static_cast<long long>(sched.sk_tiles),
                   static_cast<long long>(cmp.pairs), static_cast<long long>(cmp.close));
     }
