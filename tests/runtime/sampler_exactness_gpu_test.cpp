@@ -104,6 +104,17 @@ struct RowParams {
   }
 };
 
+// Random W [V, d] ~ N(0, 1) and H [N, d] ~ N(0, h_std^2), on the host and the device.
+struct RandomInputs {
+  std::vector<std::uint8_t> w, h;
+  DeviceMemory dw, dh;
+  RandomInputs(DType dtype, std::int64_t V, std::int64_t d, std::int64_t N, double h_std, std::mt19937_64& rng)
+      : w(testing::random_storage(dtype, std::size_t(V * d), 1.0, rng)),
+        h(testing::random_storage(dtype, std::size_t(N * d), h_std, rng)),
+        dw(to_device(w)),
+        dh(to_device(h)) {}
+};
+
 std::string config_name(const std::optional<KernelSpec>& spec) {
   return spec ? testing::tiles_name(*spec) : std::string("default");
 }
@@ -209,19 +220,17 @@ TEST(ExactnessSkipRule, WideLogitsMatchReference) {
   const DType dtype = DType::bf16;
   const std::int64_t V = 32013, d = 64, N = 24;
   const int S = 3;
-  const auto w = testing::random_storage(dtype, std::size_t(V * d), 1.0, rng);
-  const auto h = testing::random_storage(dtype, std::size_t(N * d), 16.0 / std::sqrt(double(d)), rng);
-  const DeviceMemory dw = to_device(w), dh = to_device(h);
+  const RandomInputs in(dtype, V, d, N, 16.0 / std::sqrt(double(d)), rng);
   RowParams rows(N, 1, rng);
   for (float& t : rows.temperatures) t = t == 0.0f ? 0.0f : 1.0f;  // keep the greedy rows
   rows.d_temperatures = to_device(rows.temperatures);
-  const std::vector<ReferenceResult> ref = reference_sample(w.data(), h.data(), dtype, V, d, N, rows.reference(), S);
+  const std::vector<ReferenceResult> ref = reference_sample(in.w.data(), in.h.data(), dtype, V, d, N, rows.reference(), S);
   const std::vector<std::optional<KernelSpec>> specs = testing::runnable_configs(dtype);
   for (const auto& spec : specs) {
     const std::string what = "wide logits " + config_name(spec);
     SCOPED_TRACE(what);
     Sampler sampler(testing::sampler_options(V, d, dtype, spec));
-    const auto got = sample_int64(sampler, dw, dh, N, S, rows);
+    const auto got = sample_int64(sampler, in.dw, in.dh, N, S, rows);
     const testing::Comparison cmp = testing::compare_with_reference(got, ref, V, S, what);
     EXPECT_EQ(cmp.mismatches, 0) << what;
   }
@@ -243,11 +252,9 @@ TEST(ExactnessStreamK, CutTilesMatchReference) {
   const DType dtype = DType::bf16;
   const std::int64_t V = 25000, d = 520, N = 200;
   const int S = 2;
-  const auto w = testing::random_storage(dtype, std::size_t(V * d), 1.0, rng);
-  const auto h = testing::random_storage(dtype, std::size_t(N * d), 2.0 / std::sqrt(double(d)), rng);
-  const DeviceMemory dw = to_device(w), dh = to_device(h);
+  const RandomInputs in(dtype, V, d, N, 2.0 / std::sqrt(double(d)), rng);
   const RowParams rows(N, 2, rng);
-  const std::vector<ReferenceResult> ref = reference_sample(w.data(), h.data(), dtype, V, d, N, rows.reference(), S);
+  const std::vector<ReferenceResult> ref = reference_sample(in.w.data(), in.h.data(), dtype, V, d, N, rows.reference(), S);
   const int sms = list_devices()[0].multiprocessors;
   for (const KernelSpec& spec : specs) {
     const std::string what = config_name(spec);
@@ -257,7 +264,7 @@ TEST(ExactnessStreamK, CutTilesMatchReference) {
     EXPECT_GT(sched.sk_tiles, 0) << tiles << " tiles on " << sms << " blocks: nothing is cut";
     Sampler sampler(testing::sampler_options(V, d, dtype, spec));
     for (int round = 0; round < 2; ++round) {
-      const auto got = sample_int64(sampler, dw, dh, N, S, rows);
+      const auto got = sample_int64(sampler, in.dw, in.dh, N, S, rows);
       const testing::Comparison cmp = testing::compare_with_reference(got, ref, V, S, what);
       EXPECT_EQ(cmp.mismatches, 0) << what << " round " << round;
       std::printf("[ case     ] %s round %d: %lld tiles, %lld of them in the stream-K part; pairs %lld near-ties %lld\n",
