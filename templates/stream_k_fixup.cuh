@@ -32,8 +32,20 @@ __device__ __forceinline__ void fs_sk_put_partial(float (&acc)[MI][NACC], const 
 // Head: waits until slot `slot` holds the tail's sums, then adds them to the accumulators.
 template <int MI, int NACC>
 __device__ __forceinline__ void fs_sk_add_partial(float (&acc)[MI][NACC], const fs_fused_params& p, int slot, int ct) {
-  if (ct == 0)
-    while (atomicCAS(p.sk_flags + slot, 1u, 0u) != 1u) __nanosleep(128);
+  if (ct == 0) {
+#ifdef FS_DEBUG_HANG
+    long long spins = 0;  // like every mbarrier wait (mbarrier.cuh): report and trap instead of hanging
+#endif
+    while (atomicCAS(p.sk_flags + slot, 1u, 0u) != 1u) {
+      __nanosleep(128);
+#ifdef FS_DEBUG_HANG
+      if (++spins == (1ll << 22)) {
+        printf("fs_sk_add_partial stuck: block %d waits for slot %d\n", blockIdx.x, slot);
+        __trap();
+      }
+#endif
+    }
+  }
   __threadfence();
   fs_named_barrier(FS_SK_BARRIER, 256);
   const float* src = p.partials + (fs_i64)slot * (MI * NACC * 256) + ct;
