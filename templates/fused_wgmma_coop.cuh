@@ -101,8 +101,20 @@
 #define FS_L_SWZ (!FS_L_GLOBAL)
 #define FS_EPI_WARPS (FS_SHARED_WG0 ? 3 : 4 * FS_EPI_WG)
 #define FS_CONSUMER_ACCS (FS_MI * FS_NACC)  // fp32 accumulators per consumer thread
+#ifndef FS_REG_EPILOGUE
+#define FS_REG_EPILOGUE 0
+#endif
+#if FS_REG_EPILOGUE
+// "re" (w12x1): warpgroup 0 is the producer's alone (setmaxnreg.dec 40) and
+// the consumers sample their own accumulators (epilogue_registers.cuh) with
+// 232 registers; there are no epilogue warps and no staged logits.
+#define FS_CONSUMER_REGS 232
+#define FS_EPILOGUE_REGS 0
+#else
 #define FS_CONSUMER_REGS (FS_CONSUMER_ACCS > 64 ? 168 : FS_EPI_WG == 1 ? 128 : 104)
 #define FS_EPILOGUE_REGS (FS_CONSUMER_ACCS > 64 ? 136 : FS_EPI_WG == 1 ? 216 : 112)
+#endif
+#define FS_PRODUCER_WG (!FS_SHARED_WG0 || FS_REG_EPILOGUE)  // warpgroup 0 is the producer's alone
 static_assert(FS_TD == 32 || FS_TD == 64 || FS_TD == 128,
               "wgmma_coop: T_d is one 32-column (64-byte swizzled) box or one or two 64-column (128-byte) boxes");
 static_assert(FS_STAGES >= 2, "wgmma_coop: at least two stages");
@@ -122,8 +134,13 @@ static_assert(FS_SHARED_WG0 || 128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_
 #define FS_STREAM_K 0
 #endif
 static_assert(!FS_STREAM_K || FS_CLUSTER == 1, "wgmma_coop: stream-K (sk) runs without clusters");
+static_assert(!FS_REG_EPILOGUE || (FS_TN == 128 && FS_CLUSTER == 1 && !FS_STREAM_K && FS_SHARED_WG0 && !FS_L_GLOBAL),
+              "wgmma_coop: the register epilogue (re) needs T_N = 128, w12x1, no cluster, stream-K or l2");
+static_assert(!FS_REG_EPILOGUE || 128 * 40 + 256 * FS_CONSUMER_REGS <= FS_THREADS * ((65536 / FS_THREADS) & ~7),
+              "wgmma_coop: register split exceeds the block's registers");
 
 #include "epilogue_owner.cuh"
+#include "epilogue_registers.cuh"
 #include "reduce.cuh"
 #include "stream_k_fixup.cuh"
 
@@ -139,7 +156,10 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   fs_u16* Ws = reinterpret_cast<fs_u16*>(fs_smem);
   fs_u16* Hs = Ws + FS_STAGES * FS_TV * FS_TD;
   float* const Ls = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // [FS_TN][FS_TV], unless FS_L_GLOBAL
-#if FS_L_GLOBAL
+#if FS_REG_EPILOGUE
+  float* const L = nullptr;                      // nothing is staged
+  fs_u64* full = reinterpret_cast<fs_u64*>(Ls);  // [FS_STAGES]
+#elif FS_L_GLOBAL
   float* const L = p.staging + (fs_i64)blockIdx.x * FS_TV * FS_TN;  // [FS_TV][FS_TN]
   fs_u64* full = reinterpret_cast<fs_u64*>(Ls);                      // [FS_STAGES]
 #else
@@ -149,6 +169,10 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   fs_u64* empty = full + FS_STAGES;                                     // [FS_STAGES]
   fs_u64* lfull = empty + FS_STAGES;                                    // L holds a tile (consumer threads)
   fs_u64* lfree = lfull + 1;                                            // L was read (epilogue threads)
+#if FS_REG_EPILOGUE
+  // Each consumer's words and bounds (epilogue_registers.cuh).
+  unsigned char* const rebuf = reinterpret_cast<unsigned char*>(lfree + 1);
+#endif
 #if FS_STREAM_K
   // The staged tile's index (stream-K: the consumers tell the epilogue which
   // tile L holds, -1 when they are done; the epilogue does not walk the schedule).
@@ -178,7 +202,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
 
   // The epilogue's threads: warpgroups 3 (and 4), or warps 1-3 of warpgroup 0 (w12x1).
   const int epi_thread = FS_SHARED_WG0 ? (int)threadIdx.x - 32 : (int)threadIdx.x - 384;
-  if (FS_SHARED_WG0 ? threadIdx.x < 32 : wg == 0) {
+  if (FS_PRODUCER_WG ? wg == 0 : threadIdx.x < 32) {
     // Producer: every stage of every tile of this block, in order.
 #if FS_STREAM_K
 #if !FS_SHARED_WG0
@@ -186,7 +210,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
 #endif
     if (threadIdx.x == 0)
       fs_tma_produce_sk<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles, sched);
-#elif FS_SHARED_WG0
+#elif !FS_PRODUCER_WG
     if (threadIdx.x == 0)
       fs_tma_produce<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles,
                                                                  groups, ktiles);
@@ -195,7 +219,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
                                                                           n_tiles, groups, ktiles);
 #endif
   } else if (wg == 1 || wg == 2) {
-#if !FS_SHARED_WG0 && FS_CONSUMER_REGS != 128
+#if FS_PRODUCER_WG && FS_CONSUMER_REGS != 128
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(FS_CONSUMER_REGS));
 #endif
     // c from lane 0: the compiler then knows it is warp-uniform and keeps the
@@ -240,6 +264,13 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(acc, full, empty, pos, dw0, dh0,
                                                                                       ktiles, 1000000 + j * ktiles);
+#if FS_REG_EPILOGUE
+      // The consumers sample their accumulators themselves; the block's first
+      // tile first folds every group's lead, which sets the rows' bounds.
+      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, (g / n_tiles) * FS_TV + c * FS_MI * 64, (g % n_tiles) * FS_TN,
+                                        rebuf + c * fs_re_bytes<FS_MI, FS_TN>(), c, wq, lane, j == 0);
+      continue;
+#endif
       // Hand the tile's logits to the epilogue once it has read the previous
       // tile's (for j = 0 the wait on the preceding parity passes at once).
       fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);
@@ -250,6 +281,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     }
 #endif
   } else {
+#if !FS_REG_EPILOGUE  // (no epilogue warps: warpgroups 0-2 are the producer's and the consumers')
 #if !FS_SHARED_WG0
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(FS_EPILOGUE_REGS));
 #endif
@@ -272,6 +304,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     }
 #endif
     epi.finish(p);
+#endif
   }
 #if FS_CLUSTER > 1
   fs_cluster_sync();  // no block leaves while a peer may still signal it

@@ -210,6 +210,13 @@ std::vector<CompileCase> all_cases() {
     sk = coop(256, 128, 64, 4, 12, 1, true);
     sk.spec.stream_k = true;
     out.push_back(sk);
+    // The register epilogue (consumers sample their accumulators): 64 and
+    // 128 accumulators per consumer.
+    for (int tv : {128, 256}) {
+      CompileCase re = coop(tv, 128, 64, 4, 12);
+      re.spec.reg_epilogue = true;
+      out.push_back(re);
+    }
   }
   return out;
 }

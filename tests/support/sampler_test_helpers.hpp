@@ -128,11 +128,13 @@ inline KernelSpec make_wgmma_ws_spec(DType dtype, int tile_v, int tile_n, int st
 // warps_m 16 or 20: one or two epilogue warpgroups; cluster: blocks per
 // cluster, which share W or H through multicast copies).
 inline KernelSpec make_wgmma_coop_spec(DType dtype, int tile_v, int tile_n, int stages, int warps_m, int cluster = 1,
-                                       int tile_d = 64, bool stage_in_l2 = false, bool stream_k = false) {
+                                       int tile_d = 64, bool stage_in_l2 = false, bool stream_k = false,
+                                       bool reg_epilogue = false) {
   KernelSpec s = build_spec(dtype, Variant::wgmma_coop, Arch::sm_90a, tile_v, tile_n, tile_d, stages, warps_m, 1);
   s.cluster = cluster;
   s.stage_in_l2 = stage_in_l2;
   s.stream_k = stream_k;
+  s.reg_epilogue = reg_epilogue;
   return s;
 }
 
@@ -170,7 +172,10 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_coop_spec(dtype, 128, 40, 6, 20, 1, 64, true),
           // stream-K (a cut tile's partial sums handed to the block that samples it)
           make_wgmma_coop_spec(dtype, 128, 64, 4, 20, 1, 64, false, true),
-          make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 1, 64, true, true)};
+          make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 1, 64, true, true),
+          // the register epilogue (the consumers sample their accumulators): 64 and 128 per consumer thread
+          make_wgmma_coop_spec(dtype, 128, 128, 4, 12, 1, 64, false, false, true),
+          make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 1, 64, false, false, true)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
@@ -194,7 +199,8 @@ inline std::string tiles_name(const KernelSpec& s) {
   const std::string variant = is_wgmma(s.variant) ? std::string(to_string(s.variant)) + "_" : "";
   return variant + "tv" + std::to_string(s.tile_v) + "_tn" + std::to_string(s.tile_n) + "_td" + std::to_string(s.tile_d) + "_s" +
          std::to_string(s.stages) + "_w" + std::to_string(s.warps_m) + "x" + std::to_string(s.warps_n) +
-         (s.cluster > 1 ? "_c" + std::to_string(s.cluster) : "") + (s.stage_in_l2 ? "_l2" : "") + (s.stream_k ? "_sk" : "");
+         (s.cluster > 1 ? "_c" + std::to_string(s.cluster) : "") + (s.stage_in_l2 ? "_l2" : "") + (s.stream_k ? "_sk" : "") +
+         (s.reg_epilogue ? "_re" : "");
 }
 
 inline SamplerOptions sampler_options(std::int64_t V, std::int64_t d, DType dtype,

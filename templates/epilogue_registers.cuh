@@ -1,0 +1,262 @@
+// epilogue_registers.cuh: Gumbel-max straight from a wgmma_coop consumer's
+// accumulators (spec token "re"), no staged logits. The tile must be 128
+// batch columns wide (one column per consumer thread for the group words).
+//
+// Layout of a 64-row block of m64n128 accumulators (wgmma_ops.cuh): warp wq
+// holds vocabulary rows 16 wq .. 16 wq + 15, which is exactly one noise group
+// of 16 tokens (gumbel_race.cuh); lane l holds tokens l/4 and l/4 + 8 of it
+// for the 32 batch columns 8 j + 2 (l % 4) + e (j < 16, e < 2). So a group's
+// 16 values of column n sit in the 8 lanes of equal l % 4, two each.
+//
+// Per tile (after its MMAs):
+//   1. per column and 64-row block, the group's largest logit: the larger of
+//      a lane's two values, then a transpose-reduce over the 8 lanes (xor 4,
+//      8, 16; each shuffle halves the values a lane holds: 28 shuffles for
+//      128 values), which leaves each lane the maxima of 4 columns;
+//   2. per sample: consumer thread t makes the group words of column t (one
+//      Philox call per 64-row block: the four groups of the four warps) and
+//      reads the row's bound B, the best score folded into p.best so far (a
+//      stale B is only lower: conservative); these go to shared memory;
+//   3. each (column, group) is tested on its word as in epilogue_owner.cuh
+//      (noise_skip.cuh: a word below fs_group_skip_word gives every value of
+//      the group an approximate score below fs_prune_threshold(B), so an
+//      exact score below B, so it can neither win nor tie); greedy rows on
+//      the logit alone (lmax < B);
+//   4. rarely, a group passes: the warp takes it up (the 8 lanes holding its
+//      values), computes each value's exact score (fs_own_exact_score, the
+//      contract's formula) and folds every value whose score reaches B into
+//      p.best with the 64-bit atomic max (fs_pack_candidate: fs_better's
+//      order). Folding any candidate is safe; only skipping needs the proof.
+//
+// Once the row's bound is near its final score nearly every group is ruled
+// out by its word (B - l = 10: ~5e-5 of the words pass). Before a block's
+// first tile no bound is known (-inf: every group would pass), so that tile
+// first folds every group's lead (fs_re_fold_leads), whose score is exact
+// from the group word alone: the bound starts near the tile's best score.
+#pragma once
+#include "fs_params.cuh"
+#include "philox_batch.cuh"
+#include "gumbel_race.cuh"
+#include "gumbel_bound.cuh"
+#include "noise_skip.cuh"
+#include "mbarrier.cuh"
+#include "epilogue_owner.cuh"
+
+#define FS_RE_DEAD 0
+#define FS_RE_SAMPLED 1
+#define FS_RE_GREEDY 2
+
+// Shared memory of one consumer: the group words [MI][4][TN] and the leads'
+// noise [MI][4][TN], per column 1/tau, the bound and the row's kind [3][TN],
+// and per column the best lead of the tile [TN] (64-bit, first: aligned).
+template <int MI, int TN>
+__device__ constexpr int fs_re_bytes() {
+  return TN * 8 + (2 * MI * 4 * TN + 3 * TN) * 4;
+}
+
+// Transpose-reduce: m[0 .. 2K) of every lane -> m[0 .. K) holding the
+// maximum of the pair (lane, lane ^ MASK): the lane whose MASK bit is set
+// keeps the upper half of its values, the other the lower half.
+template <int K, int MASK>
+__device__ __forceinline__ void fs_re_halve(float (&m)[8], int lane) {
+  const bool up = lane & MASK;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const float send = up ? m[k] : m[k + K], keep = up ? m[k + K] : m[k];
+    m[k] = fmaxf(keep, __shfl_xor_sync(0xffffffffu, send, MASK));  // fmaxf drops NaN
+  }
+}
+
+// The column (0..127) whose group maximum a lane ends with in lmax[h]: chunk h
+// holds accumulator column groups j = 4h .. 4h + 3, whose 8 (j, e) columns
+// the three halvings leave one to a lane, q = 4 b2 + 2 b3 + b4 (b: lane bits).
+__device__ __forceinline__ int fs_re_column(int lane, int h) {
+  const int q = ((lane >> 2) & 1) * 4 + ((lane >> 3) & 1) * 2 + ((lane >> 4) & 1);
+  return 8 * (4 * h + (q >> 1)) + 2 * (lane & 3) + (q & 1);
+}
+
+// The group maxima of one 64-row block's accumulators: lmax[h] of column
+// fs_re_column(lane, h) over the warp's 16 rows. In chunks of 8 columns
+// (7 shuffles each, 28 for the block), so that only 8 values are held
+// beside the accumulators.
+template <int NACC>
+__device__ __forceinline__ void fs_re_group_max(const float (&acc)[NACC], float (&lmax)[4], int lane) {
+  static_assert(NACC == 64, "epilogue_registers: 128 batch columns");
+#pragma unroll
+  for (int h = 0; h < 4; ++h) {
+    float m[8];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) m[2 * j + e] = fmaxf(acc[4 * (4 * h + j) + e], acc[4 * (4 * h + j) + e + 2]);
+    fs_re_halve<4, 4>(m, lane);
+    fs_re_halve<2, 8>(m, lane);
+    fs_re_halve<1, 16>(m, lane);
+    lmax[h] = m[0];
+  }
+}
+
+// The two values (rows lane/4 and lane/4 + 8) of column col in a lane of
+// col's quad (col % 8 / 2 == lane % 4); col is warp-uniform.
+template <int NACC>
+__device__ __forceinline__ float2 fs_re_pick(const float (&acc)[NACC], int col) {
+  const int jq = col >> 3, e = col & 1;
+  float a = 0.0f, b = 0.0f;
+#pragma unroll
+  for (int j = 0; j < NACC / 4; ++j)
+    if (j == jq) {
+      a = e ? acc[4 * j + 1] : acc[4 * j];
+      b = e ? acc[4 * j + 3] : acc[4 * j + 2];
+    }
+  return make_float2(a, b);
+}
+
+// Step 4 for one passing (column col, this warp's group of block mi): the
+// lanes of col's quad score their two tokens exactly (the contract's formula,
+// as fs_own_exact_score; gw: the group's word) and fold those that reach the
+// bound. vg: the group's first vocabulary index.
+template <int NACC, int TN>
+__device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const fs_fused_params& p, fs_i64 n0,
+                                                 int col, fs_i64 vg, int s, const float* info, fs_u32 gw, int lane) {
+  if ((lane & 3) != ((col >> 1) & 3)) return;
+  const float2 l = fs_re_pick<NACC>(acc, col);
+  const fs_i64 n = n0 + col;
+  const float bound = info[TN + col], inv_tau = info[col];
+  const bool greedy = info[2 * TN + col] == (float)FS_RE_GREEDY;
+  fs_philox_row key{};
+  if (!greedy) key = fs_philox_row_init(fs_row_seed(p.row, n), fs_row_offset(p.row, n), (fs_u32)s);
+#pragma unroll 1
+  for (int h = 0; h < 2; ++h) {
+    const int v = (int)vg + (lane >> 2) + 8 * h;
+    const float lv = h ? l.y : l.x;
+    if (v >= p.vocab) continue;
+    float sc = lv;
+    if (!greedy) {
+      fs_philox_ctr c[1];
+      fs_philox_blocks<1>(key, (fs_u32)(v >> 2), c);
+      sc = FS_FMA(lv, inv_tau, fs_token_gumbel(gw, fs_own_pick(c[0], v & 3), v & 15));
+    }
+    if (sc >= bound)  // a NaN score is never folded (never wins)
+      atomicMax(p.best + n * p.num_samples + s, fs_pack_candidate(sc, v));
+  }
+}
+
+// The lead pass (the block's first tile, when no bound is known yet): every
+// group's lead (the token with the group's largest noise, fs_group_lead; its
+// noise depends on the group word alone) is a candidate whose exact score
+// costs one FMA. The lane holding it folds it into the column's best lead in
+// shared memory; thread t then folds column t's into p.best and raises its
+// bound, so the tests below see about the tile's best score, not -inf.
+template <int MI, int NACC, int TN>
+__device__ __forceinline__ void fs_re_fold_leads(const float (&acc)[MI][NACC], const fs_u32* words,
+                                                 const float* noise, const float* info, fs_u64* cbest, fs_i64 v0,
+                                                 fs_i64 vocab, int wq, int lane) {
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int j = 0; j < NACC / 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = 8 * j + 2 * (lane & 3) + e;
+        if (info[2 * TN + col] != (float)FS_RE_SAMPLED) continue;
+        const int lead = fs_group_lead(words[(mi * 4 + wq) * TN + col]);
+        if ((lead & 7) != (lane >> 2)) continue;  // rows lane/4 and lane/4 + 8 of the group
+        const fs_i64 v = v0 + 64 * mi + 16 * wq + lead;
+        const float l = lead & 8 ? acc[mi][4 * j + e + 2] : acc[mi][4 * j + e];
+        const float sc = FS_FMA(l, info[col], noise[(mi * 4 + wq) * TN + col]);
+        if (v < vocab && sc == sc)  // inside the vocabulary; a NaN score never wins
+          atomicMax(reinterpret_cast<unsigned long long*>(cbest + col), (unsigned long long)fs_pack_candidate(sc, (int)v));
+      }
+}
+
+// Gumbel-max over one tile held in the consumer's accumulators (block rows
+// v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN), then zeroes
+// them. buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
+// index (named barrier 2 + c: the warpgroup's 128 threads); leads: run the
+// lead pass first (fs_re_fold_leads).
+template <int MI, int NACC, int TN>
+__device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fused_params& p, fs_i64 v0, fs_i64 n0,
+                                           unsigned char* buf, int c, int wq, int lane, bool leads) {
+  static_assert(TN == 128 && NACC == 64, "epilogue_registers: T_N = 128");
+  fs_u64* cbest = reinterpret_cast<fs_u64*>(buf);                // [TN]
+  fs_u32* words = reinterpret_cast<fs_u32*>(cbest + TN);         // [MI][4][TN]
+  float* noise = reinterpret_cast<float*>(words + MI * 4 * TN);  // [MI][4][TN]
+  float* info = noise + MI * 4 * TN;                             // [3][TN]: 1/tau, bound, kind
+  const int tid = wq * 32 + lane;
+  float lmax[MI][4];
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) fs_re_group_max<NACC>(acc[mi], lmax[mi], lane);
+
+  // Column tid's row (the same for every sample).
+  const fs_i64 n = n0 + tid;
+  const bool exists = n < p.rows;
+  const float tau = exists ? fs_row_temperature(p.row, n) : -1.0f;
+  const int kind = !(exists && fs_temperature_valid(tau)) ? FS_RE_DEAD : tau == 0.0f ? FS_RE_GREEDY : FS_RE_SAMPLED;
+  const float inv_tau = kind == FS_RE_SAMPLED ? 1.0f / tau : 1.0f;
+  const fs_u64 seed = exists ? fs_row_seed(p.row, n) : 0, offset = exists ? fs_row_offset(p.row, n) : 0;
+  fs_u64* const best = p.best + n * p.num_samples;
+
+  for (int s = 0; s < p.num_samples; ++s) {
+    // 2. Column tid's group words (and with leads, their leads' noise) and bound.
+    if (kind == FS_RE_SAMPLED) {
+      const fs_philox_row key = fs_philox_row_init(seed, offset, (fs_u32)s);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+        fs_philox_ctr g[1];
+        fs_philox_blocks<1>(key, fs_group_ctr((fs_u64)(v0 + 64 * mi)), g);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          words[(mi * 4 + k) * TN + tid] = g[0].v[k];
+          if (leads) noise[(mi * 4 + k) * TN + tid] = fs_token_gumbel(g[0].v[k], 0u, fs_group_lead(g[0].v[k]));
+        }
+      }
+    }
+    float bound = kind == FS_RE_DEAD ? 0.0f : fmaxf(fs_candidate_score(__ldcg(best + s)), fs_own_neg_inf());
+    info[tid] = inv_tau;
+    info[TN + tid] = bound;
+    info[2 * TN + tid] = (float)kind;
+    if (leads) cbest[tid] = 0;  // no candidate
+    fs_named_barrier(2 + c, 128);
+    if (leads) {
+      fs_re_fold_leads<MI, NACC, TN>(acc, words, noise, info, cbest, v0, p.vocab, wq, lane);
+      fs_named_barrier(2 + c, 128);
+      const fs_u64 lb = cbest[tid];
+      if (lb != 0) {
+        atomicMax(best + s, lb);
+        info[TN + tid] = fmaxf(bound, fs_candidate_score(lb));
+      }
+      fs_named_barrier(2 + c, 128);
+    }
+
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      // 3. The lane's four (column, group) tests.
+      unsigned pend = 0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int col = fs_re_column(lane, k);
+        const float kc = info[2 * TN + col], b = info[TN + col];
+        const bool pass =
+            kc == (float)FS_RE_SAMPLED
+                ? words[(mi * 4 + wq) * TN + col] >= fs_group_skip_word(fs_prune_threshold(b), lmax[mi][k], info[col])
+                : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < b);
+        pend |= (unsigned)pass << k;
+      }
+      // 4. The passing groups, one at a time for the whole warp.
+      const fs_i64 vg = v0 + 64 * mi + 16 * wq;
+#pragma unroll 1
+      for (unsigned any = __ballot_sync(0xffffffffu, pend != 0); any; any = __ballot_sync(0xffffffffu, pend != 0)) {
+        const int src = __ffs(any) - 1;
+        const int k = __ffs(__shfl_sync(0xffffffffu, pend, src)) - 1;
+        if (lane == src) pend &= pend - 1;
+        const int col = fs_re_column(src, k);
+        fs_re_take_group<NACC, TN>(acc[mi], p, n0, col, vg, s, info, words[(mi * 4 + wq) * TN + col], lane);
+      }
+    }
+    fs_named_barrier(2 + c, 128);  // the words and bounds are read before the next sample or tile rewrites them
+  }
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int j = 0; j < NACC; ++j) acc[mi][j] = 0.0f;
+}
