@@ -172,8 +172,9 @@ __device__ __forceinline__ void fs_re_fold_leads(const float (&acc)[MI][NACC], c
 // Gumbel-max over one tile held in the consumer's accumulators (block rows
 // v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN), then zeroes
 // them. buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
-// index (named barrier 2 + c: the warpgroup's 128 threads); leads: run the
-// lead pass first (fs_re_fold_leads).
+// index (named barrier 2 + c: the warpgroup's 128 threads; 1: both
+// consumers' 256); leads: run the lead pass first (fs_re_fold_leads). Both
+// consumers call it for the same tile.
 template <int MI, int NACC, int TN>
 __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fused_params& p, fs_i64 v0, fs_i64 n0,
                                            unsigned char* buf, int c, int wq, int lane, bool leads) {
@@ -221,10 +222,12 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       fs_re_fold_leads<MI, NACC, TN>(acc, words, noise, info, cbest, v0, p.vocab, wq, lane);
       fs_named_barrier(2 + c, 128);
       const fs_u64 lb = cbest[tid];
-      if (lb != 0) {
-        atomicMax(best + s, lb);
-        info[TN + tid] = fmaxf(bound, fs_candidate_score(lb));
-      }
+      if (lb != 0) atomicMax(best + s, lb);
+      // Both consumers' leads (and whatever other blocks folded so far) are
+      // in p.best once both have folded: read the row's best back as the bound.
+      fs_named_barrier(1, 256);
+      if (kind != FS_RE_DEAD)
+        info[TN + tid] = fmaxf(bound, fmaxf(fs_candidate_score(__ldcg(best + s)), fs_own_neg_inf()));
       fs_named_barrier(2 + c, 128);
     }
 
@@ -242,6 +245,16 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
                 : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < b);
         pend |= (unsigned)pass << k;
       }
+#ifdef FS_RE_DEBUG
+      {
+        const int np = __popc(pend);
+        const int tot = __reduce_add_sync(0xffffffffu, np);
+        if (lane == 0 && wq == 0 && c == 0 && (blockIdx.x == 0 || blockIdx.x == 77) && mi == 0)
+          printf("blk %d v0 %lld n0 %lld leads %d passes(warp0,mi0) %d/128 B(col0)=%f lmax0=%f w=%u skip=%u\n", (int)blockIdx.x,
+                 (long long)v0, (long long)n0, (int)leads, tot, info[TN], lmax[0][0], words[(mi * 4 + wq) * TN + fs_re_column(lane, 0)],
+                 fs_group_skip_word(fs_prune_threshold(info[TN + fs_re_column(lane, 0)]), lmax[0][0], info[fs_re_column(lane, 0)]));
+      }
+#endif
       // 4. The passing groups, one at a time for the whole warp.
       const fs_i64 vg = v0 + 64 * mi + 16 * wq;
 #pragma unroll 1
@@ -250,7 +263,11 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
         const int k = __ffs(__shfl_sync(0xffffffffu, pend, src)) - 1;
         if (lane == src) pend &= pend - 1;
         const int col = fs_re_column(src, k);
+#ifndef FS_RE_NO_TAKE
         fs_re_take_group<NACC, TN>(acc[mi], p, n0, col, vg, s, info, words[(mi * 4 + wq) * TN + col], lane);
+#else
+        if (col == 999) p.best[0] = 1;
+#endif
       }
     }
     fs_named_barrier(2 + c, 128);  // the words and bounds are read before the next sample or tile rewrites them
