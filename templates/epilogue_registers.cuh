@@ -23,8 +23,8 @@
 //      exact score below B, so it can neither win nor tie); greedy rows on
 //      the logit alone (lmax < B);
 //   4. rarely, a group passes: the warp takes it up (the 8 lanes holding its
-//      values), computes each value's exact score (fs_own_exact_score, the
-//      contract's formula) and folds every value whose score reaches B into
+//      values), computes each value's exact score (the contract's formula,
+//      as fs_own_exact_score, with the group word from shared memory) and folds every value whose score reaches B into
 //      p.best with the 64-bit atomic max (fs_pack_candidate: fs_better's
 //      order). Folding any candidate is safe; only skipping needs the proof.
 //
@@ -245,16 +245,6 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
                 : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < b);
         pend |= (unsigned)pass << k;
       }
-#ifdef FS_RE_DEBUG
-      {
-        const int np = __popc(pend);
-        const int tot = __reduce_add_sync(0xffffffffu, np);
-        if (lane == 0 && wq == 0 && c == 0 && (blockIdx.x == 0 || blockIdx.x == 77) && mi == 0)
-          printf("blk %d v0 %lld n0 %lld leads %d passes(warp0,mi0) %d/128 B(col0)=%f lmax0=%f w=%u skip=%u\n", (int)blockIdx.x,
-                 (long long)v0, (long long)n0, (int)leads, tot, info[TN], lmax[0][0], words[(mi * 4 + wq) * TN + fs_re_column(lane, 0)],
-                 fs_group_skip_word(fs_prune_threshold(info[TN + fs_re_column(lane, 0)]), lmax[0][0], info[fs_re_column(lane, 0)]));
-      }
-#endif
       // 4. The passing groups, one at a time for the whole warp.
       const fs_i64 vg = v0 + 64 * mi + 16 * wq;
 #pragma unroll 1
@@ -263,11 +253,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
         const int k = __ffs(__shfl_sync(0xffffffffu, pend, src)) - 1;
         if (lane == src) pend &= pend - 1;
         const int col = fs_re_column(src, k);
-#ifndef FS_RE_NO_TAKE
         fs_re_take_group<NACC, TN>(acc[mi], p, n0, col, vg, s, info, words[(mi * 4 + wq) * TN + col], lane);
-#else
-        if (col == 999) p.best[0] = 1;
-#endif
       }
     }
     fs_named_barrier(2 + c, 128);  // the words and bounds are read before the next sample or tile rewrites them

@@ -201,7 +201,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
 #endif
 
   // The epilogue's threads: warpgroups 3 (and 4), or warps 1-3 of warpgroup 0 (w12x1).
-  const int epi_thread = FS_SHARED_WG0 ? (int)threadIdx.x - 32 : (int)threadIdx.x - 384;
+  [[maybe_unused]] const int epi_thread = FS_SHARED_WG0 ? (int)threadIdx.x - 32 : (int)threadIdx.x - 384;
   if (FS_PRODUCER_WG ? wg == 0 : threadIdx.x < 32) {
     // Producer: every stage of every tile of this block, in order.
 #if FS_STREAM_K
