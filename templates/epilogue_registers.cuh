@@ -23,8 +23,8 @@
 //      exact score below B, so it can neither win nor tie); greedy rows on
 //      the logit alone (lmax < B);
 //   4. rarely, a group passes: the warp takes it up (the 8 lanes holding its
-//      values), computes each value's exact score (the contract's formula,
-//      as fs_own_exact_score, with the group word from shared memory) and folds every value whose score reaches B into
+//      values), computes each value's exact score (fs_own_exact_score_gw,
+//      the group word from shared memory) and folds every value whose score reaches B into
 //      p.best with the 64-bit atomic max (fs_pack_candidate: fs_better's
 //      order). Folding any candidate is safe; only skipping needs the proof.
 //
@@ -123,19 +123,16 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
   const fs_i64 n = n0 + col;
   const float bound = info[TN + col], inv_tau = info[col];
   const bool greedy = info[2 * TN + col] == (float)FS_RE_GREEDY;
-  fs_philox_row key{};
-  if (!greedy) key = fs_philox_row_init(fs_row_seed(p.row, n), fs_row_offset(p.row, n), (fs_u32)s);
+  fs_own_row r;
+  r.inv_tau = inv_tau;
+  r.key = fs_philox_row{};
+  if (!greedy) r.key = fs_philox_row_init(fs_row_seed(p.row, n), fs_row_offset(p.row, n), (fs_u32)s);
 #pragma unroll 1
   for (int h = 0; h < 2; ++h) {
     const int v = (int)vg + (lane >> 2) + 8 * h;
     const float lv = h ? l.y : l.x;
     if (v >= p.vocab) continue;
-    float sc = lv;
-    if (!greedy) {
-      fs_philox_ctr c[1];
-      fs_philox_blocks<1>(key, (fs_u32)(v >> 2), c);
-      sc = FS_FMA(lv, inv_tau, fs_token_gumbel(gw, fs_own_pick(c[0], v & 3), v & 15));
-    }
+    const float sc = greedy ? lv : fs_own_exact_score_gw(r, v, lv, gw);
     if (sc >= bound)  // a NaN score is never folded (never wins)
       atomicMax(p.best + n * p.num_samples + s, fs_pack_candidate(sc, v));
   }
