@@ -11,7 +11,7 @@
 
 namespace fusedsample {
 
-const char* generator_version() { return "fusedsample-gen-15"; }
+const char* generator_version() { return "fusedsample-gen-16"; }
 
 namespace {
 

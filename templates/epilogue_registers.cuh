@@ -22,8 +22,8 @@
 //      the group an approximate score below fs_prune_threshold(B), so an
 //      exact score below B, so it can neither win nor tie); greedy rows on
 //      the logit alone (lmax < B);
-//   4. rarely, a group passes: the warp takes it up (the 8 lanes holding its
-//      values), computes each value's exact score (fs_own_exact_score_gw,
+//   4. rarely, a group passes: the 8 lanes holding its values (a quad; the
+//      four quads of a warp in parallel) take it up, computes each value's exact score (fs_own_exact_score_gw,
 //      the group word from shared memory) and folds every value whose score reaches B into
 //      p.best with the 64-bit atomic max (fs_pack_candidate: fs_better's
 //      order). Folding any candidate is safe; only skipping needs the proof.
@@ -32,7 +32,9 @@
 // out by its word (B - l = 10: ~5e-5 of the words pass). Before a block's
 // first tile no bound is known (-inf: every group would pass), so that tile
 // first folds every group's lead (fs_re_fold_leads), whose score is exact
-// from the group word alone: the bound starts near the tile's best score.
+// from the group word alone, and waits until every block folded its first
+// tile's leads (fs_re_wait_leads): the bound starts near the best lead of
+// the launch's first wave of tiles, not of one tile.
 #pragma once
 #include "fs_params.cuh"
 #include "philox_batch.cuh"
@@ -97,7 +99,7 @@ __device__ __forceinline__ void fs_re_group_max(const float (&acc)[NACC], float 
 }
 
 // The two values (rows lane/4 and lane/4 + 8) of column col in a lane of
-// col's quad (col % 8 / 2 == lane % 4); col is warp-uniform.
+// col's quad (col % 8 / 2 == lane % 4); col is uniform over the quad.
 template <int NACC>
 __device__ __forceinline__ float2 fs_re_pick(const float (&acc)[NACC], int col) {
   const int jq = col >> 3, e = col & 1;
@@ -166,6 +168,29 @@ __device__ __forceinline__ void fs_re_fold_leads(const float (&acc)[MI][NACC], c
       }
 }
 
+// Cycles a block waits at most for the other blocks' leads (about 10 us).
+#ifndef FS_RE_LEAD_WAIT
+#define FS_RE_LEAD_WAIT 20000
+#endif
+
+// After its first tile's leads of sample s are in p.best: count this block,
+// then wait until every block of the launch has counted (or FS_RE_LEAD_WAIT
+// cycles passed), so that the bound read next is the best lead of every
+// block's first tile, not only this tile's. The persistent grid's blocks are
+// all resident and start their first tiles together, so the wait is their
+// skew; the limit keeps a block that cannot meet the others (not resident,
+// no first tile) from holding the rest longer. Only the bound's height
+// depends on it, never a sample: any bound read is a candidate's score.
+__device__ __forceinline__ void fs_re_wait_leads(const fs_fused_params& p, int s) {
+  __threadfence();  // the block's leads (ordered before by the named barrier) before its count
+  atomicAdd(p.leads, 1u);
+  const fs_u32 all = gridDim.x * (fs_u32)(s + 1);
+  const long long t0 = clock64();
+  while (*reinterpret_cast<volatile fs_u32*>(p.leads) < all && clock64() - t0 < FS_RE_LEAD_WAIT) {
+  }
+  __threadfence();
+}
+
 // Gumbel-max over one tile held in the consumer's accumulators (block rows
 // v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN), then zeroes
 // them. buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
@@ -220,8 +245,11 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       fs_named_barrier(2 + c, 128);
       const fs_u64 lb = cbest[tid];
       if (lb != 0) atomicMax(best + s, lb);
-      // Both consumers' leads (and whatever other blocks folded so far) are
-      // in p.best once both have folded: read the row's best back as the bound.
+      // Both consumers' leads are in p.best once both have folded; every
+      // block's, once every block has counted (fs_re_wait_leads): read the
+      // row's best back as the bound.
+      fs_named_barrier(1, 256);
+      if (c == 0 && tid == 0) fs_re_wait_leads(p, s);
       fs_named_barrier(1, 256);
       if (kind != FS_RE_DEAD)
         info[TN + tid] = fmaxf(bound, fmaxf(fs_candidate_score(__ldcg(best + s)), fs_own_neg_inf()));
@@ -242,13 +270,19 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
                 : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < b);
         pend |= (unsigned)pass << k;
       }
-      // 4. The passing groups, one at a time for the whole warp.
+      // 4. The passing groups. A lane's tests are of columns of its own quad
+      // (fs_re_column: col / 2 % 4 == lane % 4), whose values only the quad's
+      // 8 lanes hold: the four quads take up their passing groups at once,
+      // one each per round.
       const fs_i64 vg = v0 + 64 * mi + 16 * wq;
+      const unsigned quad = 0x11111111u << (lane & 3);
 #pragma unroll 1
       for (unsigned any = __ballot_sync(0xffffffffu, pend != 0); any; any = __ballot_sync(0xffffffffu, pend != 0)) {
-        const int src = __ffs(any) - 1;
+        const unsigned mine = any & quad;
+        const int src = mine ? __ffs(mine) - 1 : lane;
         const int k = __ffs(__shfl_sync(0xffffffffu, pend, src)) - 1;
-        if (lane == src) pend &= pend - 1;
+        if (lane == src && mine) pend &= pend - 1;
+        if (!mine) continue;
         const int col = fs_re_column(src, k);
         fs_re_take_group<NACC, TN>(acc[mi], p, n0, col, vg, s, info, words[(mi * 4 + wq) * TN + col], lane);
       }
