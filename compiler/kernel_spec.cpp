@@ -102,7 +102,7 @@ std::size_t KernelSpec::shared_bytes() const {
       // each consumer's group words, leads and row bounds, fs_re_bytes in epilogue_registers.cuh)
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 +
              (stage_in_l2 || reg_epilogue ? 0 : std::size_t(tile_n) * tile_v * 4) + std::size_t(stages) * 16 + 16 + (stream_k ? 16 : 0) +
-             (reg_epilogue ? 2 * (std::size_t(tile_n) * 8 + std::size_t(8 * (tile_v / 128) + 3) * tile_n * 4) : 0) + 1024;
+             (reg_epilogue ? 2 * std::size_t(8 * (tile_v / 128) + 3) * tile_n * 4 : 0) + 1024;
   }
   return epilogue;
 }

@@ -31,7 +31,7 @@
 // Once the row's bound is near its final score nearly every group is ruled
 // out by its word (B - l = 10: ~5e-5 of the words pass). Before a block's
 // first tile no bound is known (-inf: every group would pass), so that tile
-// first folds every group's lead (fs_re_fold_leads), whose score is exact
+// first folds every group's lead (fs_re_put_leads, fs_re_best_lead), whose score is exact
 // from the group word alone, and waits until every block folded its first
 // tile's leads (fs_re_wait_leads): the bound starts near the best lead of
 // the launch's first wave of tiles, not of one tile.
@@ -48,12 +48,12 @@
 #define FS_RE_SAMPLED 1
 #define FS_RE_GREEDY 2
 
-// Shared memory of one consumer: the group words [MI][4][TN] and the leads'
-// noise [MI][4][TN], per column 1/tau, the bound and the row's kind [3][TN],
-// and per column the best lead of the tile [TN] (64-bit, first: aligned).
+// Shared memory of one consumer: the group words [MI][4][TN], the leads'
+// logits [MI][4][TN] (first tile) and per column 1/tau, the bound and the
+// row's kind [3][TN].
 template <int MI, int TN>
 __device__ constexpr int fs_re_bytes() {
-  return TN * 8 + (2 * MI * 4 * TN + 3 * TN) * 4;
+  return (2 * MI * 4 * TN + 3 * TN) * 4;
 }
 
 // Transpose-reduce: m[0 .. 2K) of every lane -> m[0 .. K) holding the
@@ -143,29 +143,46 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
 // The lead pass (the block's first tile, when no bound is known yet): every
 // group's lead (the token with the group's largest noise, fs_group_lead; its
 // noise depends on the group word alone) is a candidate whose exact score
-// costs one FMA. The lane holding it folds it into the column's best lead in
-// shared memory; thread t then folds column t's into p.best and raises its
-// bound, so the tests below see about the tile's best score, not -inf.
+// costs one FMA. The lane holding a lead's logit writes it to its slot of
+// lead_l ([MI][4][TN], one slot per group and column, each written by the one
+// lane whose rows hold the lead; pairs of columns read one 64-bit word pair);
+// thread t then scores column t's leads (fs_re_best_lead).
 template <int MI, int NACC, int TN>
-__device__ __forceinline__ void fs_re_fold_leads(const float (&acc)[MI][NACC], const fs_u32* words,
-                                                 const float* noise, const float* info, fs_u64* cbest, fs_i64 v0,
-                                                 fs_i64 vocab, int wq, int lane) {
+__device__ __forceinline__ void fs_re_put_leads(const float (&acc)[MI][NACC], const fs_u32* words, float* lead_l,
+                                                int wq, int lane) {
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-    for (int j = 0; j < NACC / 4; ++j)
+    for (int j = 0; j < NACC / 4; ++j) {
+      const int col = 8 * j + 2 * (lane & 3), at = (mi * 4 + wq) * TN + col;
+      const uint2 w = *reinterpret_cast<const uint2*>(words + at);
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int col = 8 * j + 2 * (lane & 3) + e;
-        if (info[2 * TN + col] != (float)FS_RE_SAMPLED) continue;
-        const int lead = fs_group_lead(words[(mi * 4 + wq) * TN + col]);
-        if ((lead & 7) != (lane >> 2)) continue;  // rows lane/4 and lane/4 + 8 of the group
-        const fs_i64 v = v0 + 64 * mi + 16 * wq + lead;
-        const float l = lead & 8 ? acc[mi][4 * j + e + 2] : acc[mi][4 * j + e];
-        const float sc = FS_FMA(l, info[col], noise[(mi * 4 + wq) * TN + col]);
-        if (v < vocab && sc == sc)  // inside the vocabulary; a NaN score never wins
-          atomicMax(reinterpret_cast<unsigned long long*>(cbest + col), (unsigned long long)fs_pack_candidate(sc, (int)v));
+        const int lead = fs_group_lead(e ? w.y : w.x);  // rows lane/4 and lane/4 + 8 of the group
+        if ((lead & 7) == (lane >> 2)) lead_l[at + e] = lead & 8 ? acc[mi][4 * j + e + 2] : acc[mi][4 * j + e];
       }
+    }
+}
+
+// Column tid's best lead over its MI x 4 groups (words and the leads' noise
+// from its own registers), packed (fs_pack_candidate); 0 for none.
+template <int MI, int TN>
+__device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], const float (&gn)[MI][4],
+                                                  const float* lead_l, float inv_tau, fs_i64 v0, fs_i64 vocab,
+                                                  int tid) {
+  fs_u64 best = 0;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const fs_i64 v = v0 + 64 * mi + 16 * k + fs_group_lead(gw[mi][k]);
+      const float sc = FS_FMA(lead_l[(mi * 4 + k) * TN + tid], inv_tau, gn[mi][k]);
+      if (v < vocab && sc == sc) {  // inside the vocabulary; a NaN score never wins
+        const fs_u64 key = fs_pack_candidate(sc, (int)v);
+        best = key > best ? key : best;
+      }
+    }
+  return best;
 }
 
 // Cycles a block waits at most for the other blocks' leads (about 10 us).
@@ -195,16 +212,15 @@ __device__ __forceinline__ void fs_re_wait_leads(const fs_fused_params& p, int s
 // v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN), then zeroes
 // them. buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
 // index (named barrier 2 + c: the warpgroup's 128 threads; 1: both
-// consumers' 256); leads: run the lead pass first (fs_re_fold_leads). Both
+// consumers' 256); leads: run the lead pass first (fs_re_put_leads). Both
 // consumers call it for the same tile.
 template <int MI, int NACC, int TN>
 __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fused_params& p, fs_i64 v0, fs_i64 n0,
                                            unsigned char* buf, int c, int wq, int lane, bool leads) {
   static_assert(TN == 128 && NACC == 64, "epilogue_registers: T_N = 128");
-  fs_u64* cbest = reinterpret_cast<fs_u64*>(buf);                // [TN]
-  fs_u32* words = reinterpret_cast<fs_u32*>(cbest + TN);         // [MI][4][TN]
-  float* noise = reinterpret_cast<float*>(words + MI * 4 * TN);  // [MI][4][TN]
-  float* info = noise + MI * 4 * TN;                             // [3][TN]: 1/tau, bound, kind
+  fs_u32* words = reinterpret_cast<fs_u32*>(buf);                // [MI][4][TN]
+  float* lead_l = reinterpret_cast<float*>(words + MI * 4 * TN);  // [MI][4][TN]
+  float* info = lead_l + MI * 4 * TN;                             // [3][TN]: 1/tau, bound, kind
   const int tid = wq * 32 + lane;
   float lmax[MI][4];
 #pragma unroll
@@ -221,6 +237,8 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
 
   for (int s = 0; s < p.num_samples; ++s) {
     // 2. Column tid's group words (and with leads, their leads' noise) and bound.
+    fs_u32 gw[MI][4];
+    float gn[MI][4];
     if (kind == FS_RE_SAMPLED) {
       const fs_philox_row key = fs_philox_row_init(seed, offset, (fs_u32)s);
 #pragma unroll
@@ -229,8 +247,9 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
         fs_philox_blocks<1>(key, fs_group_ctr((fs_u64)(v0 + 64 * mi)), g);
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
+          gw[mi][k] = g[0].v[k];
           words[(mi * 4 + k) * TN + tid] = g[0].v[k];
-          if (leads) noise[(mi * 4 + k) * TN + tid] = fs_token_gumbel(g[0].v[k], 0u, fs_group_lead(g[0].v[k]));
+          if (leads) gn[mi][k] = fs_token_gumbel(g[0].v[k], 0u, fs_group_lead(g[0].v[k]));
         }
       }
     }
@@ -238,13 +257,14 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
     info[tid] = inv_tau;
     info[TN + tid] = bound;
     info[2 * TN + tid] = (float)kind;
-    if (leads) cbest[tid] = 0;  // no candidate
     fs_named_barrier(2 + c, 128);
     if (leads) {
-      fs_re_fold_leads<MI, NACC, TN>(acc, words, noise, info, cbest, v0, p.vocab, wq, lane);
+      fs_re_put_leads<MI, NACC, TN>(acc, words, lead_l, wq, lane);
       fs_named_barrier(2 + c, 128);
-      const fs_u64 lb = cbest[tid];
-      if (lb != 0) atomicMax(best + s, lb);
+      if (kind == FS_RE_SAMPLED) {
+        const fs_u64 lb = fs_re_best_lead<MI, TN>(gw, gn, lead_l, inv_tau, v0, p.vocab, tid);
+        if (lb != 0) atomicMax(best + s, lb);
+      }
       // Both consumers' leads are in p.best once both have folded; every
       // block's, once every block has counted (fs_re_wait_leads): read the
       // row's best back as the bound.

@@ -189,8 +189,8 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   EXPECT_NO_THROW(s.validate());
   EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re");
   EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
-  // per consumer: best leads [128] (8 bytes), words and lead noise [2][4][128], 3 x 128 row values (4 bytes)
-  EXPECT_EQ(s.shared_bytes(), unstaged + 2 * (128 * 8 + (2 * 2 * 4 + 3) * 128 * 4));
+  // per consumer: words and lead logits [2][4][128], 3 x 128 row values (4 bytes each)
+  EXPECT_EQ(s.shared_bytes(), unstaged + 2 * (2 * 2 * 4 + 3) * 128 * 4);
   EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4").reg_epilogue);
   for (auto [field, why] : {std::pair<int, const char*>{0, "re with tn64"}, {1, "re with w16x1"}, {2, "re with sk"},
                             {3, "re with l2"}, {4, "re in a cluster"}}) {
