@@ -102,7 +102,7 @@ std::size_t KernelSpec::shared_bytes() const {
       // each consumer's group words, leads and row bounds, fs_re_bytes in epilogue_registers.cuh)
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 +
              (stage_in_l2 || reg_epilogue ? 0 : std::size_t(tile_n) * tile_v * 4) + std::size_t(stages) * 16 + 16 + (stream_k ? 16 : 0) +
-             (reg_epilogue ? 2 * std::size_t(8 * (tile_v / 128) + 3) * tile_n * 4 : 0) + 1024;
+             (reg_epilogue ? 2 * std::size_t(8 * (tile_v / (ping_pong ? 64 : 128)) + 3) * tile_n * 4 : 0) + (ping_pong ? 16 : 0) + 1024;
   }
   return epilogue;
 }
@@ -117,9 +117,12 @@ void KernelSpec::validate() const {
   if (stream_k && variant != Variant::wgmma_coop) bad("stream-K (sk) is for wgmma_coop only");
   if (stream_k && cluster != 1) bad("stream-K (sk) runs without clusters (c1)");
   if (reg_epilogue && variant != Variant::wgmma_coop) bad("the register epilogue (re) is for wgmma_coop only");
-  if (reg_epilogue && (tile_n != 128 || warps_m != 12 || cluster != 1 || stream_k || stage_in_l2))
+  if (reg_epilogue && (tile_n != 128 || warps_m != 12 || (cluster != 1 && !ping_pong) || stream_k || stage_in_l2))
     bad("the register epilogue (re) needs tile_n 128 (one batch column per consumer thread) and w12x1 (no epilogue "
-        "warps), without cluster, stream-K or l2 (nothing is staged)");
+        "warps), without stream-K or l2 (nothing is staged), and without cluster unless ping-pong (pp)");
+  if (ping_pong && (!reg_epilogue || tile_v != 128))
+    bad("ping-pong (pp) needs the register epilogue (re) and tile_v 128 (each consumer multiplies whole 128 x 128 "
+        "tiles)");
   if (warps_m < 1 || warps_n < 1 || warps_m * warps_n > (variant == Variant::wgmma_coop ? 20 : 16))
     bad(variant == Variant::wgmma_coop ? "warps_m * warps_n must be in [1, 20]" : "warps_m * warps_n must be in [1, 16]");
   if (variant != Variant::logits) {
@@ -191,10 +194,10 @@ void KernelSpec::validate() const {
 }
 
 std::string KernelSpec::to_string() const {
-  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}{}{}", fusedsample::to_string(dtype),
+  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}{}{}{}", fusedsample::to_string(dtype),
                      fusedsample::to_string(arch), fusedsample::to_string(variant), tile_v, tile_n, tile_d, stages,
                      warps_m, warps_n, cluster == 1 ? std::string() : fmt::format(" c{}", cluster),
-                     stage_in_l2 ? " l2" : "", stream_k ? " sk" : "", reg_epilogue ? " re" : "");
+                     stage_in_l2 ? " l2" : "", stream_k ? " sk" : "", reg_epilogue ? " re" : "", ping_pong ? " pp" : "");
 }
 
 KernelSpec KernelSpec::parse(std::string_view text) {
@@ -216,6 +219,7 @@ KernelSpec KernelSpec::parse(std::string_view text) {
     else if (t == "l2") s.stage_in_l2 = true;
     else if (t == "sk") s.stream_k = true;
     else if (t == "re") s.reg_epilogue = true;
+    else if (t == "pp") s.ping_pong = true;
     else if (t.starts_with("tv")) s.tile_v = num(t, 2);
     else if (t.starts_with("tn")) s.tile_n = num(t, 2);
     else if (t.starts_with("td")) s.tile_d = num(t, 2);

@@ -44,6 +44,9 @@
 #include "mbarrier.cuh"
 #include "epilogue_owner.cuh"
 
+#ifndef FS_PING_PONG
+#define FS_PING_PONG 0
+#endif
 #define FS_RE_DEAD 0
 #define FS_RE_SAMPLED 1
 #define FS_RE_GREEDY 2
@@ -213,7 +216,8 @@ __device__ __forceinline__ void fs_re_wait_leads(const fs_fused_params& p, int s
 // them. buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
 // index (named barrier 2 + c: the warpgroup's 128 threads; 1: both
 // consumers' 256); leads: run the lead pass first (fs_re_put_leads). Both
-// consumers call it for the same tile.
+// consumers call it for the same tile (halves of it), or with FS_PING_PONG
+// each for its own tiles (only consumer 0 with leads).
 template <int MI, int NACC, int TN>
 __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fused_params& p, fs_i64 v0, fs_i64 n0,
                                            unsigned char* buf, int c, int wq, int lane, bool leads) {
@@ -267,10 +271,17 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       }
       // Both consumers' leads are in p.best once both have folded; every
       // block's, once every block has counted (fs_re_wait_leads): read the
-      // row's best back as the bound.
+      // row's best back as the bound. (Ping-pong: only consumer 0 has a lead
+      // pass, on the block's first tile; the other consumer multiplies.)
+#if FS_PING_PONG
+      fs_named_barrier(2 + c, 128);
+      if (tid == 0) fs_re_wait_leads(p, s);
+      fs_named_barrier(2 + c, 128);
+#else
       fs_named_barrier(1, 256);
       if (c == 0 && tid == 0) fs_re_wait_leads(p, s);
       fs_named_barrier(1, 256);
+#endif
       if (kind != FS_RE_DEAD)
         info[TN + tid] = fmaxf(bound, fmaxf(fs_candidate_score(__ldcg(best + s)), fs_own_neg_inf()));
       fs_named_barrier(2 + c, 128);

@@ -89,7 +89,10 @@
 // is the producer's and one or two whole epilogue warpgroups follow.
 #define FS_SHARED_WG0 (FS_WARPS_M == 12)
 #define FS_EPI_WG (FS_SHARED_WG0 ? 0 : (FS_WARPS_M - 12) / 4)  // whole epilogue warpgroups
-#define FS_MI (FS_TV / 128)                 // 64-row blocks per consumer
+#ifndef FS_PING_PONG
+#define FS_PING_PONG 0
+#endif
+#define FS_MI (FS_PING_PONG ? FS_TV / 64 : FS_TV / 128)  // 64-row blocks per consumer
 #define FS_NACC (FS_TN / 2)                 // fp32 accumulators per thread per 64-row block
 #ifndef FS_L_GLOBAL
 #define FS_L_GLOBAL 0
@@ -134,8 +137,12 @@ static_assert(FS_SHARED_WG0 || 128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_
 #define FS_STREAM_K 0
 #endif
 static_assert(!FS_STREAM_K || FS_CLUSTER == 1, "wgmma_coop: stream-K (sk) runs without clusters");
-static_assert(!FS_REG_EPILOGUE || (FS_TN == 128 && FS_CLUSTER == 1 && !FS_STREAM_K && FS_SHARED_WG0 && !FS_L_GLOBAL),
-              "wgmma_coop: the register epilogue (re) needs T_N = 128, w12x1, no cluster, stream-K or l2");
+static_assert(!FS_REG_EPILOGUE || (FS_TN == 128 && (FS_CLUSTER == 1 || FS_PING_PONG) && !FS_STREAM_K &&
+                                    FS_SHARED_WG0 && !FS_L_GLOBAL),
+              "wgmma_coop: the register epilogue (re) needs T_N = 128, w12x1, no stream-K or l2, and no cluster "
+              "unless ping-pong");
+static_assert(!FS_PING_PONG || (FS_REG_EPILOGUE && FS_TV == 128),
+              "wgmma_coop: ping-pong (pp) needs the register epilogue and T_V = 128 (whole tiles per consumer)");
 static_assert(!FS_REG_EPILOGUE || 128 * 40 + 256 * FS_CONSUMER_REGS <= FS_THREADS * ((65536 / FS_THREADS) & ~7),
               "wgmma_coop: register split exceeds the block's registers");
 
@@ -170,8 +177,11 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   fs_u64* lfull = empty + FS_STAGES;                                    // L holds a tile (consumer threads)
   fs_u64* lfree = lfull + 1;                                            // L was read (epilogue threads)
 #if FS_REG_EPILOGUE
-  // Each consumer's words and bounds (epilogue_registers.cuh).
-  unsigned char* const rebuf = reinterpret_cast<unsigned char*>(lfree + 1);
+  // Ping-pong: order[c] lets consumer c start its next tile (the other one
+  // arrives once it issued its tile's last MMAs). Then each consumer's words
+  // and bounds (epilogue_registers.cuh).
+  fs_u64* const order = lfree + 1;  // [2] with FS_PING_PONG
+  unsigned char* const rebuf = reinterpret_cast<unsigned char*>(order + (FS_PING_PONG ? 2 : 0));
 #endif
 #if FS_STREAM_K
   // The staged tile's index (stream-K: the consumers tell the epilogue which
@@ -184,7 +194,13 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     fs_mbar_init(lfree, 32 * FS_EPI_WARPS);
     // empty: every consumer warp (of every block, in a cluster: fs_tma_release);
     // lfull: every consumer thread.
-    fs_tma_ring_init(full, empty, FS_STAGES, fs_tma_empty_count(256, FS_CLUSTER), lfull, 1, 256);
+    // (ping-pong: one consumer's warps per stage).
+    fs_tma_ring_init(full, empty, FS_STAGES, fs_tma_empty_count(FS_PING_PONG ? 128 : 256, FS_CLUSTER), lfull, 1, 256);
+#if FS_PING_PONG
+    fs_mbar_init(&order[0], 1);
+    fs_mbar_init(&order[1], 1);
+    fs_mbar_init_fence();
+#endif
   }
   __syncthreads();
 #if FS_CLUSTER > 1
@@ -234,7 +250,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // Consumer c's rows of the first 64-column box of stage 0 (boxes are [T_V][64]).
     // Boxes of fs_tma_box_cols(T_d) columns: 64- (T_d = 32) or 128-byte swizzled rows.
     constexpr int box_cols = fs_tma_box_cols(FS_TD);
-    const fs_u64 dw0 = fs_wgmma_desc<2 * box_cols>(fs_smem_addr(Ws + c * FS_MI * 64 * box_cols)),
+    const fs_u64 dw0 = fs_wgmma_desc<2 * box_cols>(fs_smem_addr(Ws + (FS_PING_PONG ? 0 : c) * FS_MI * 64 * box_cols)),
                  dh0 = fs_wgmma_desc<2 * box_cols>(fs_smem_addr(Hs));
     fs_ring_pos<FS_STAGES> pos;
     fs_i64 j = 0;   // the block's tile number
@@ -260,6 +276,32 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);
     if (ct == 0) *ltile = -1;  // done
     fs_mbar_arrive(lfull);
+#elif FS_PING_PONG
+    // Ping-pong: consumer c multiplies and samples whole tiles, the block's
+    // tiles j = c, c + 2, ...; the ring holds the tiles' stages in order, so
+    // c skips the other consumer's ktiles stages. It starts tile j once the
+    // other consumer issued tile j - 1's last MMAs (order[c]): the MMAs of the
+    // two take turns and each consumer samples while the other multiplies;
+    // and every stage c waits for is then at most one lap of the ring ahead
+    // (so a parity wait cannot pass on an older phase).
+    unsigned order_phase = 0;
+    pos = fs_ring_pos<FS_STAGES>((long long)c * ktiles);
+    for (fs_i64 g = first + c * step; g < groups; g += 2 * step, j += 2) {
+      if (j + c > 0) {
+        fs_mbar_wait(&order[c], order_phase, 5000000 + j);
+        order_phase ^= 1u;
+      }
+      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
+          acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + (j * 2 + c) * ktiles, &order[c ^ 1]);
+      for (int k = 0; k < ktiles; ++k) pos.advance();  // the other consumer's tile
+      // Consumer 0's first tile folds every group's lead first (the rows' bounds).
+      // In a cluster an empty tile (past the vocabulary) is sampled too: it
+      // yields no candidate (every one is checked against V), and its block
+      // still counts its leads (fs_re_wait_leads).
+      const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
+      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, t.vtile * FS_TV, t.ntile * FS_TN,
+                                        rebuf + c * fs_re_bytes<FS_MI, FS_TN>(), c, wq, lane, c == 0 && j == 0);
+    }
 #else
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(acc, full, empty, pos, dw0, dh0,

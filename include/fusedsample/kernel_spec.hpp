@@ -60,12 +60,16 @@ struct KernelSpec {
   // per block; templates/stream_k.cuh), so no block runs a tile more than
   // another ("sk" in the spec text; absent when false).
   bool stream_k = false;
-  // wgmma_coop only, T_N = 128, without clusters or stream-K: after the
-  // block's first tile (sampled by the epilogue warps, which set the rows'
-  // bounds) the consumers sample each tile straight from their accumulators,
-  // with no staged logits (templates/epilogue_registers.cuh; "re" in the
-  // spec text; absent when false).
+  // wgmma_coop only, T_N = 128, w12x1, without clusters, stream-K or l2: no
+  // epilogue warps and no staged logits; the consumers sample each tile
+  // straight from their accumulators (templates/epilogue_registers.cuh; "re"
+  // in the spec text; absent when false).
   bool reg_epilogue = false;
+  // With reg_epilogue and T_V = 128 only: ping-pong, each consumer
+  // warpgroup multiplies and samples whole tiles in turn, so one samples
+  // while the other multiplies (templates/fused_wgmma_coop.cuh; "pp" in the
+  // spec text; absent when false).
+  bool ping_pong = false;
   DType dtype = DType::bf16;
   Arch arch = Arch::sm_90;
   Variant variant = Variant::mma_sync;
@@ -76,8 +80,8 @@ struct KernelSpec {
   // Throws InvalidArgument/Unsupported with the offending field if invalid.
   void validate() const;
   // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1", then " c2" for clusters,
-  // " l2" for logits staged in L2, " sk" for stream-K and " re" for the
-  // register epilogue: stable, parseable.
+  // " l2" for logits staged in L2, " sk" for stream-K, " re" for the
+  // register epilogue and " pp" for ping-pong: stable, parseable.
   std::string to_string() const;
   static KernelSpec parse(std::string_view text);
   bool operator==(const KernelSpec&) const = default;

@@ -207,6 +207,33 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   expect_error<fs::InvalidArgument>([&] { ws.validate(); }, {"register epilogue", "wgmma_coop only"}, "re on wgmma_ws");
 }
 
+// Ping-pong ("pp"): the register epilogue with each consumer multiplying
+// whole 128 x 128 tiles (128 accumulators per consumer thread), two order
+// barriers more; only with re and T_V = 128.
+TEST(KernelSpec, PingPongToken) {
+  KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 6, 12, 1, Arch::sm_90a);
+  s.reg_epilogue = true;
+  const std::size_t halves = s.shared_bytes();
+  s.ping_pong = true;
+  EXPECT_NO_THROW(s.validate());
+  EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 re pp");
+  EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
+  // per consumer: words and lead logits [2][4][128] instead of [1][4][128]; two 8-byte barriers
+  EXPECT_EQ(s.shared_bytes(), halves + 2 * (8 * 128 * 4) + 16);
+  EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4 w12x1 re").ping_pong);
+  KernelSpec c2 = s;  // clusters: with ping-pong only
+  c2.cluster = 2;
+  EXPECT_NO_THROW(c2.validate());
+  EXPECT_EQ(c2.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 c2 re pp");
+  KernelSpec no_re = s;
+  no_re.reg_epilogue = false;
+  expect_error<fs::InvalidArgument>([&] { no_re.validate(); }, {"ping-pong", "register epilogue"}, "pp without re");
+  KernelSpec tv256 = s;
+  tv256.tile_v = 256;
+  tv256.stages = 3;
+  expect_error<fs::InvalidArgument>([&] { tv256.validate(); }, {"ping-pong", "tile_v 128"}, "pp with tv256");
+}
+
 TEST(KernelSpec, ParseRejectsMalformedText) {
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90"); }, {"bf16 sm_90"}, "two fields");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse(""); }, {"dtype arch variant"}, "empty");

@@ -217,6 +217,12 @@ std::vector<CompileCase> all_cases() {
       re.spec.reg_epilogue = true;
       out.push_back(re);
     }
+    // Ping-pong: each consumer multiplies and samples whole 128 x 128 tiles.
+    CompileCase pp = coop(128, 128, 64, 6, 12);
+    pp.spec.reg_epilogue = pp.spec.ping_pong = true;
+    out.push_back(pp);
+    pp.spec.cluster = 2;  // and in a cluster
+    out.push_back(pp);
   }
   return out;
 }
