@@ -109,8 +109,9 @@ struct Sampler::Impl {
     return logits_module.load();
   }
 
-  // The block counter (and the register epilogue's lead count), then one packed candidate per (row, sample); both
-  // are zero between launches (the last block of each launch resets them).
+  // The block counter (and the register epilogue's lead count), then one
+  // packed candidate per (row, sample); all are zero between launches (the
+  // last block of each launch resets them).
   // Then, for a spec that stages its logits in L2 (KernelSpec::stage_in_l2),
   // one fp32 T_V x T_N tile per block, written and read within a launch; for
   // a stream-K spec (KernelSpec::stream_k) one tile of partial sums per block

@@ -23,18 +23,19 @@
 //      exact score below B, so it can neither win nor tie); greedy rows on
 //      the logit alone (lmax < B);
 //   4. rarely, a group passes: the 8 lanes holding its values (a quad; the
-//      four quads of a warp in parallel) take it up, computes each value's exact score (fs_own_exact_score_gw,
-//      the group word from shared memory) and folds every value whose score reaches B into
-//      p.best with the 64-bit atomic max (fs_pack_candidate: fs_better's
-//      order). Folding any candidate is safe; only skipping needs the proof.
+//      four quads of a warp in parallel) take it up, compute each value's
+//      exact score (fs_own_exact_score_gw, the group word from shared memory)
+//      and fold every value whose score reaches B into p.best with the
+//      64-bit atomic max (fs_pack_candidate: fs_better's order). Folding any
+//      candidate is safe; only skipping needs the proof.
 //
 // Once the row's bound is near its final score nearly every group is ruled
 // out by its word (B - l = 10: ~5e-5 of the words pass). Before a block's
 // first tile no bound is known (-inf: every group would pass), so that tile
-// first folds every group's lead (fs_re_put_leads, fs_re_best_lead), whose score is exact
-// from the group word alone, and waits until every block folded its first
-// tile's leads (fs_re_wait_leads): the bound starts near the best lead of
-// the launch's first wave of tiles, not of one tile.
+// first folds every group's lead (fs_re_put_leads, fs_re_best_lead), whose
+// score is exact from the group word alone, and waits until every block
+// folded its first tile's leads (fs_re_wait_leads): the bound starts near the
+// best lead of the launch's first wave of tiles, not of one tile.
 #pragma once
 #include "fs_params.cuh"
 #include "philox_batch.cuh"

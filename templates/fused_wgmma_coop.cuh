@@ -293,7 +293,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       }
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
           acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + (j * 2 + c) * ktiles, &order[c ^ 1]);
-      for (int k = 0; k < ktiles; ++k) pos.advance();  // the other consumer's tile
+      pos = fs_ring_pos<FS_STAGES>((long long)(j + c + 2) * ktiles);  // its next tile: the block's j + c + 2
       // Consumer 0's first tile folds every group's lead first (the rows' bounds).
       // In a cluster an empty tile (past the vocabulary) is sampled too: it
       // yields no candidate (every one is checked against V), and its block

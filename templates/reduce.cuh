@@ -1,8 +1,9 @@
 // reduce.cuh: the end of every fused launch. The tiles already folded their
 // winners into p.best (atomic max of packed candidates); the last block to
-// finish writes each (row, sample)'s index and zeroes p.best and p.done for
-// the next launch (and p.leads, the register epilogue's count). Rows with an invalid temperature (negative, NaN, inf) or
-// no candidate (all scores NaN) get index -1.
+// finish writes each (row, sample)'s index and zeroes p.best, p.done (and
+// p.leads, the register epilogue's count) for the next launch. Rows with an
+// invalid temperature (negative, NaN, inf) or no candidate (all scores NaN)
+// get index -1.
 #pragma once
 #include "fs_params.cuh"
 

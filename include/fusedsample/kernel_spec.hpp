@@ -60,10 +60,11 @@ struct KernelSpec {
   // per block; templates/stream_k.cuh), so no block runs a tile more than
   // another ("sk" in the spec text; absent when false).
   bool stream_k = false;
-  // wgmma_coop only, T_N = 128, w12x1, without clusters, stream-K or l2: no
-  // epilogue warps and no staged logits; the consumers sample each tile
-  // straight from their accumulators (templates/epilogue_registers.cuh; "re"
-  // in the spec text; absent when false).
+  // wgmma_coop only, T_N = 128, w12x1, without stream-K or l2 (and without
+  // clusters unless ping_pong): no epilogue warps and no staged logits; the
+  // consumers sample each tile straight from their accumulators
+  // (templates/epilogue_registers.cuh; "re" in the spec text; absent when
+  // false).
   bool reg_epilogue = false;
   // With reg_epilogue and T_V = 128 only: ping-pong, each consumer
   // warpgroup multiplies and samples whole tiles in turn, so one samples

@@ -50,6 +50,13 @@ void expect_error(F&& f, const std::vector<std::string>& needles, const std::str
   }
 }
 
+// s is valid and prints as `text`, which parses back to s.
+void expect_valid_text(const KernelSpec& s, const std::string& text) {
+  EXPECT_NO_THROW(s.validate()) << text;
+  EXPECT_EQ(s.to_string(), text);
+  EXPECT_EQ(KernelSpec::parse(text), s) << text;
+}
+
 TEST(KernelSpec, EnumNames) {
   EXPECT_EQ(fs::to_string(DType::bf16), "bf16");
   EXPECT_EQ(fs::to_string(DType::fp16), "fp16");
@@ -122,8 +129,7 @@ TEST(KernelSpec, ClusterToken) {
   KernelSpec c = spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 4, 20, 1, Arch::sm_90a);
   EXPECT_EQ(c.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1");
   c.cluster = 2;
-  EXPECT_EQ(c.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1 c2");
-  EXPECT_EQ(KernelSpec::parse(c.to_string()), c);
+  expect_valid_text(c, "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1 c2");
   EXPECT_EQ(KernelSpec::parse("bf16 sm_90a wgmma_coop c4 tv128").cluster, 4);
   EXPECT_EQ(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128").cluster, 1);
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90a wgmma_coop cx"); }, {"cx"}, "bad cluster");
@@ -140,15 +146,12 @@ TEST(KernelSpec, L2StagingToken) {
   KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a);
   EXPECT_THROW(s.validate(), fs::InvalidArgument);  // 192 KiB of stages + 128 KiB of logits
   s.stage_in_l2 = true;
-  EXPECT_NO_THROW(s.validate());
-  EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 l2");
-  EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
+  expect_valid_text(s, "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 l2");
   EXPECT_EQ(s.shared_bytes() + 256 * 128 * 4,
             spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a).shared_bytes());
   EXPECT_LE(s.shared_bytes(), 4u * 384 * 64 * 2 + 2048);
   s.cluster = 2;
-  EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 c2 l2");
-  EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
+  expect_valid_text(s, "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 c2 l2");
   EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128").stage_in_l2);
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90a wgmma_coop l3"); }, {"l3"}, "bad l2 token");
 }
@@ -160,13 +163,10 @@ TEST(KernelSpec, StreamKToken) {
   KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 4, 20, 1, Arch::sm_90a);
   const std::size_t plain = s.shared_bytes();
   s.stream_k = true;
-  EXPECT_NO_THROW(s.validate());
-  EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1 sk");
-  EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
+  expect_valid_text(s, "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1 sk");
   EXPECT_EQ(s.shared_bytes(), plain + 16);
   s.stage_in_l2 = true;
-  EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1 l2 sk");
-  EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
+  expect_valid_text(s, "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1 l2 sk");
   EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4").stream_k);
   EXPECT_EQ(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4 sk").stages, 4);  // "sk" is not a stage count
   s.cluster = 2;
@@ -186,9 +186,7 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   const std::size_t unstaged = s.shared_bytes();
   s.stage_in_l2 = false;
   s.reg_epilogue = true;
-  EXPECT_NO_THROW(s.validate());
-  EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re");
-  EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
+  expect_valid_text(s, "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re");
   // per consumer: words and lead logits [2][4][128], 3 x 128 row values (4 bytes each)
   EXPECT_EQ(s.shared_bytes(), unstaged + 2 * (2 * 2 * 4 + 3) * 128 * 4);
   EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4").reg_epilogue);
@@ -215,16 +213,13 @@ TEST(KernelSpec, PingPongToken) {
   s.reg_epilogue = true;
   const std::size_t halves = s.shared_bytes();
   s.ping_pong = true;
-  EXPECT_NO_THROW(s.validate());
-  EXPECT_EQ(s.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 re pp");
-  EXPECT_EQ(KernelSpec::parse(s.to_string()), s);
+  expect_valid_text(s, "bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 re pp");
   // per consumer: words and lead logits [2][4][128] instead of [1][4][128]; two 8-byte barriers
   EXPECT_EQ(s.shared_bytes(), halves + 2 * (8 * 128 * 4) + 16);
   EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4 w12x1 re").ping_pong);
   KernelSpec c2 = s;  // clusters: with ping-pong only
   c2.cluster = 2;
-  EXPECT_NO_THROW(c2.validate());
-  EXPECT_EQ(c2.to_string(), "bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 c2 re pp");
+  expect_valid_text(c2, "bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 c2 re pp");
   KernelSpec no_re = s;
   no_re.reg_epilogue = false;
   expect_error<fs::InvalidArgument>([&] { no_re.validate(); }, {"ping-pong", "register epilogue"}, "pp without re");
