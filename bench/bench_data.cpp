@@ -58,6 +58,10 @@ std::unique_ptr<ShapeData> make_shape_data(Shape shape, DType dtype, std::int64_
   d->hidden.upload(h.data(), h.size());
   d->logits = runtime::DeviceMemory(std::size_t(max_rows * shape.vocab) * sizeof(float));
   d->out = runtime::DeviceMemory(std::size_t(max_rows) * 8);
+  std::vector<std::uint64_t> seeds(static_cast<std::size_t>(max_rows));
+  for (std::size_t i = 0; i < seeds.size(); ++i) seeds[i] = 0x5eed + 0x9e3779b97f4a7c15ull * (i + 1);
+  d->seeds = runtime::DeviceMemory(seeds.size() * 8);
+  d->seeds.upload(seeds.data(), seeds.size() * 8);
   return d;
 }
 

@@ -21,6 +21,7 @@ struct ShapeData {
   runtime::DeviceMemory hidden;   // [max_rows, d], N(0, logit_std^2 / d): logits ~ N(0, logit_std^2)
   runtime::DeviceMemory logits;   // [max_rows, V] fp32, for the unfused pipeline
   runtime::DeviceMemory out;      // [max_rows] int64
+  runtime::DeviceMemory seeds;    // [max_rows] uint64, a distinct seed per row (--fs_seeds=rows)
   std::size_t weight_bytes() const { return std::size_t(shape.vocab * shape.hidden) * dtype_size(dtype); }
 };
 

@@ -56,6 +56,11 @@ struct Options {
   std::vector<std::string> sweep_specs;  // --fs_specs: extra forced configs to time
   enum class Order { balanced, rotating, sequential } order = Order::balanced;  // --fs_order=
   bool by_predecessor = false;  // --fs_by_predecessor
+  // --fs_seeds=rows (default): every row its own seed, as independent requests
+  // of a server batch have; --fs_seeds=one: one seed and offset for every row
+  // (identical noise in every row: the worst case for the register
+  // epilogue's first tile, whose passing groups then pass in every column).
+  bool seed_per_row = true;
 };
 
 const char* order_text(Options::Order o) {
@@ -110,6 +115,7 @@ fs::SampleArgs args_for(ShapeState& st, std::int64_t n) {
   a.out = st.data->out.as<void>();
   a.seed = 0x5eed;
   a.offset = 7;
+  if (g_opt.seed_per_row) a.seeds = st.data->seeds.as<std::uint64_t>();
   a.temperature = g_opt.temperature;
   return a;
 }
@@ -341,6 +347,9 @@ void parse_own_flags(int& argc, char** argv) {
     else if (a == "--fs_order=rotating") g_opt.order = Options::Order::rotating;
     else if (a == "--fs_order=sequential") g_opt.order = Options::Order::sequential;
     else if (a == "--fs_by_predecessor") g_opt.by_predecessor = true;
+    else if (a == "--fs_seeds=rows") g_opt.seed_per_row = true;
+    else if (a == "--fs_seeds=one") g_opt.seed_per_row = false;
+    else if (a.rfind("--fs_seeds=", 0) == 0) throw std::invalid_argument("unknown " + a + " (rows or one)");
     else if (a.rfind("--fs_order=", 0) == 0) throw std::invalid_argument("unknown " + a + " (balanced, rotating or sequential)");
     else if (a.rfind("--fs_specs=", 0) == 0) {
       std::stringstream in(a.substr(11));
@@ -402,9 +411,10 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     const auto dev = fs::list_devices().at(0);
     const std::string table = fmt::format(
-        "GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number ({}); logits ~ N(0, {}^2), temperature {}\n{}",
+        "GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number ({}); logits ~ N(0, {}^2), temperature {}, {}\n{}",
         dev.name, dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps,
         order_text(g_opt.order), g_opt.logit_std, g_opt.temperature,
+        g_opt.seed_per_row ? "a seed per row" : "one seed for every row",
         summary_table() + predecessor_table() + sweep_table());
     std::printf("%s\n", table.c_str());
     if (!g_opt.table_path.empty()) std::ofstream(g_opt.table_path) << table;

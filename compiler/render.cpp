@@ -11,7 +11,7 @@
 
 namespace fusedsample {
 
-const char* generator_version() { return "fusedsample-gen-17"; }
+const char* generator_version() { return "fusedsample-gen-18"; }
 
 namespace {
 

@@ -16,7 +16,9 @@
 //   2. per sample: consumer thread t makes the group words of column t (one
 //      Philox call per 64-row block: the four groups of the four warps) and
 //      reads the row's bound B, the best score folded into p.best so far (a
-//      stale B is only lower: conservative); these go to shared memory;
+//      stale B is only lower: conservative); these go to shared memory.
+//      Sample 0's are made while the tile's MMAs run (fs_re_prefetch, a hook
+//      of the k-loop), so they cost the tensor cores nothing;
 //   3. each (column, group) is tested on its word as in epilogue_owner.cuh
 //      (noise_skip.cuh: a word below fs_group_skip_word gives every value of
 //      the group an approximate score below fs_prune_threshold(B), so an
@@ -24,10 +26,11 @@
 //      the logit alone (lmax < B);
 //   4. rarely, a group passes: the 8 lanes holding its values (a quad; the
 //      four quads of a warp in parallel) take it up, compute each value's
-//      exact score (fs_own_exact_score_gw, the group word from shared memory)
-//      and fold every value whose score reaches B into p.best with the
-//      64-bit atomic max (fs_pack_candidate: fs_better's order). Folding any
-//      candidate is safe; only skipping needs the proof.
+//      approximate score (gumbel_bound.cuh), and for those that reach
+//      fs_prune_threshold(B) the exact one (the group word from shared
+//      memory), and fold every value whose exact score reaches B into p.best
+//      with the 64-bit atomic max (fs_pack_candidate: fs_better's order).
+//      Folding any candidate is safe; only skipping needs the proof.
 //
 // Once the row's bound is near its final score nearly every group is ruled
 // out by its word (B - l = 10: ~5e-5 of the words pass). Before a block's
@@ -118,9 +121,12 @@ __device__ __forceinline__ float2 fs_re_pick(const float (&acc)[NACC], int col) 
 }
 
 // Step 4 for one passing (column col, this warp's group of block mi): the
-// lanes of col's quad score their two tokens exactly (the contract's formula,
-// as fs_own_exact_score; gw: the group's word) and fold those that reach the
-// bound. vg: the group's first vocabulary index.
+// lanes of col's quad take their two tokens (rows lane/4 and lane/4 + 8 of
+// the group) each: the token's approximate score first (gumbel_bound.cuh:
+// one Philox call and three SFU logarithms), and only where that reaches
+// fs_prune_threshold(B) the exact score (the contract's formula, as
+// fs_own_exact_score), folded when it reaches the bound B. gw: the group's
+// word; vg: the group's first vocabulary index.
 template <int NACC, int TN>
 __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const fs_fused_params& p, fs_i64 n0,
                                                  int col, fs_i64 vg, int s, const float* info, fs_u32 gw, int lane) {
@@ -128,19 +134,38 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
   const float2 l = fs_re_pick<NACC>(acc, col);
   const fs_i64 n = n0 + col;
   const float bound = info[TN + col], inv_tau = info[col];
-  const bool greedy = info[2 * TN + col] == (float)FS_RE_GREEDY;
+  fs_u64* const best = p.best + n * p.num_samples + s;
+  if (info[2 * TN + col] == (float)FS_RE_GREEDY) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int v = (int)vg + (lane >> 2) + 8 * h;
+      const float lv = h ? l.y : l.x;
+      if (v < p.vocab && lv >= bound) atomicMax(best, fs_pack_candidate(lv, v));  // NaN never folds
+    }
+    return;
+  }
   fs_own_row r;
   r.inv_tau = inv_tau;
-  r.key = fs_philox_row{};
-  if (!greedy) r.key = fs_philox_row_init(fs_row_seed(p.row, n), fs_row_offset(p.row, n), (fs_u32)s);
-#pragma unroll 1
+  r.key = fs_philox_row_init(fs_row_seed(p.row, n), fs_row_offset(p.row, n), (fs_u32)s);
+  const float thr = fs_prune_threshold(bound);
+  const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
+  const int lead = fs_group_lead(gw);
+  fs_u32 word[2];
+  float st[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {  // the two tokens' words and approximate scores, side by side
+    const int v = (int)vg + (lane >> 2) + 8 * h;
+    fs_philox_ctr c[1];
+    fs_philox_blocks<1>(r.key, (fs_u32)(v >> 2), c);
+    word[h] = fs_own_pick(c[0], v & 3);
+    st[h] = __fmaf_rn(h ? l.y : l.x, inv_tau, fs_token_gumbel_approx(a, word[h], (v & 15) == lead));
+  }
+#pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int v = (int)vg + (lane >> 2) + 8 * h;
-    const float lv = h ? l.y : l.x;
-    if (v >= p.vocab) continue;
-    const float sc = greedy ? lv : fs_own_exact_score_gw(r, v, lv, gw);
-    if (sc >= bound)  // a NaN score is never folded (never wins)
-      atomicMax(p.best + n * p.num_samples + s, fs_pack_candidate(sc, v));
+    if (v >= p.vocab || st[h] < thr) continue;  // below the threshold: the exact score is below B
+    const float sc = FS_FMA(h ? l.y : l.x, inv_tau, fs_token_gumbel(gw, word[h], v & 15));
+    if (sc >= bound) atomicMax(best, fs_pack_candidate(sc, v));  // a NaN score is never folded (never wins)
   }
 }
 
@@ -212,16 +237,98 @@ __device__ __forceinline__ void fs_re_wait_leads(const fs_fused_params& p, int s
   __threadfence();
 }
 
+// Column tid's row and its first sample's sampling inputs, made while the
+// tile's MMAs run (fs_re_prefetch): the row's kind, 1/tau and Philox seed and
+// offset; the group words of sample s (gw, also stored to the shared words)
+// and, for the lead pass, the leads' noise gn; the row's bound B.
+template <int MI>
+struct fs_re_col {
+  int kind;
+  float inv_tau, bound;
+  fs_u64 seed, offset;
+  fs_u32 gw[MI][4];
+  float gn[MI][4];
+};
+
+// Row n's kind, 1/tau, seed and offset.
+template <int MI>
+__device__ __forceinline__ void fs_re_load_row(fs_re_col<MI>& rc, const fs_fused_params& p, fs_i64 n) {
+  const bool exists = n < p.rows;
+  const float tau = exists ? fs_row_temperature(p.row, n) : -1.0f;
+  rc.kind = !(exists && fs_temperature_valid(tau)) ? FS_RE_DEAD : tau == 0.0f ? FS_RE_GREEDY : FS_RE_SAMPLED;
+  rc.inv_tau = rc.kind == FS_RE_SAMPLED ? 1.0f / tau : 1.0f;
+  rc.seed = exists ? fs_row_seed(p.row, n) : 0;
+  rc.offset = exists ? fs_row_offset(p.row, n) : 0;
+}
+
+// The group words of sample s for vocabulary rows v0 .. v0 + 64 MI (one
+// Philox call per 64-row block: the four groups of the four warps), to
+// registers and to column tid of words [MI][4][TN]; with leads also each
+// group's lead noise.
+template <int MI, int TN>
+__device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, int s, bool leads, fs_u32* words,
+                                                 int tid) {
+  if (rc.kind != FS_RE_SAMPLED) return;
+  const fs_philox_row key = fs_philox_row_init(rc.seed, rc.offset, (fs_u32)s);
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+    fs_philox_ctr g[1];
+    fs_philox_blocks<1>(key, fs_group_ctr((fs_u64)(v0 + 64 * mi)), g);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      rc.gw[mi][k] = g[0].v[k];
+      words[(mi * 4 + k) * TN + tid] = g[0].v[k];
+      if (leads) rc.gn[mi][k] = fs_token_gumbel(g[0].v[k], 0u, fs_group_lead(g[0].v[k]));
+    }
+  }
+}
+
+// The row's bound for sample s: the best score folded into p.best so far.
+template <int MI>
+__device__ __forceinline__ void fs_re_load_bound(fs_re_col<MI>& rc, const fs_fused_params& p, fs_i64 n, int s) {
+  rc.bound = rc.kind == FS_RE_DEAD ? 0.0f
+                                   : fmaxf(fs_candidate_score(__ldcg(p.best + n * p.num_samples + s)), fs_own_neg_inf());
+}
+
+// The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
+// inputs while the tile's MMAs run: the row's parameters after the first
+// k-step's MMAs are issued, the words (Philox, leads' noise) after the
+// second's, the bound after the last's (as late as possible: the bound only
+// rises). The words' shared slots are free: the previous tile's sampling
+// ended with a barrier after its last read.
+template <int MI, int TN>
+struct fs_re_prefetch {
+  fs_re_col<MI>& rc;
+  const fs_fused_params& p;
+  fs_i64 v0, n;
+  fs_u32* words;
+  int tid, ktiles;
+  bool leads;
+  __device__ __forceinline__ void operator()(int kt) const {
+    if (kt == 0) fs_re_load_row<MI>(rc, p, n);
+    if (kt == (ktiles > 1 ? 1 : 0)) fs_re_make_words<MI, TN>(rc, v0, 0, leads, words, tid);
+    if (kt == ktiles - 1) fs_re_load_bound<MI>(rc, p, n, 0);
+  }
+};
+
+// Consumer c's shared words [MI][4][TN] (the start of its buffer).
+template <int MI, int TN>
+__device__ __forceinline__ fs_u32* fs_re_words(unsigned char* rebuf, int c) {
+  return reinterpret_cast<fs_u32*>(rebuf + c * fs_re_bytes<MI, TN>());
+}
+
 // Gumbel-max over one tile held in the consumer's accumulators (block rows
 // v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN), then zeroes
 // them. buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
 // index (named barrier 2 + c: the warpgroup's 128 threads; 1: both
-// consumers' 256); leads: run the lead pass first (fs_re_put_leads). Both
-// consumers call it for the same tile (halves of it), or with FS_PING_PONG
-// each for its own tiles (only consumer 0 with leads).
+// consumers' 256); leads: run the lead pass first (fs_re_put_leads); rc:
+// column tid's inputs of sample 0, made during the MMAs (fs_re_prefetch).
+// Both consumers call it for the same tile (halves of it), or with
+// FS_PING_PONG each for its own tiles (only consumer 0 with leads).
 template <int MI, int NACC, int TN>
 __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fused_params& p, fs_i64 v0, fs_i64 n0,
-                                           unsigned char* buf, int c, int wq, int lane, bool leads) {
+                                           unsigned char* buf, int c, int wq, int lane, bool leads,
+                                           fs_re_col<MI>& rc) {
   static_assert(TN == 128 && NACC == 64, "epilogue_registers: T_N = 128");
   fs_u32* words = reinterpret_cast<fs_u32*>(buf);                // [MI][4][TN]
   float* lead_l = reinterpret_cast<float*>(words + MI * 4 * TN);  // [MI][4][TN]
@@ -231,34 +338,19 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) fs_re_group_max<NACC>(acc[mi], lmax[mi], lane);
 
-  // Column tid's row (the same for every sample).
-  const fs_i64 n = n0 + tid;
-  const bool exists = n < p.rows;
-  const float tau = exists ? fs_row_temperature(p.row, n) : -1.0f;
-  const int kind = !(exists && fs_temperature_valid(tau)) ? FS_RE_DEAD : tau == 0.0f ? FS_RE_GREEDY : FS_RE_SAMPLED;
-  const float inv_tau = kind == FS_RE_SAMPLED ? 1.0f / tau : 1.0f;
-  const fs_u64 seed = exists ? fs_row_seed(p.row, n) : 0, offset = exists ? fs_row_offset(p.row, n) : 0;
+  const fs_i64 n = n0 + tid;  // column tid's row (the same for every sample)
   fs_u64* const best = p.best + n * p.num_samples;
+  const int kind = rc.kind;
+  const float inv_tau = rc.inv_tau;
 
   for (int s = 0; s < p.num_samples; ++s) {
-    // 2. Column tid's group words (and with leads, their leads' noise) and bound.
-    fs_u32 gw[MI][4];
-    float gn[MI][4];
-    if (kind == FS_RE_SAMPLED) {
-      const fs_philox_row key = fs_philox_row_init(seed, offset, (fs_u32)s);
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi) {
-        fs_philox_ctr g[1];
-        fs_philox_blocks<1>(key, fs_group_ctr((fs_u64)(v0 + 64 * mi)), g);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          gw[mi][k] = g[0].v[k];
-          words[(mi * 4 + k) * TN + tid] = g[0].v[k];
-          if (leads) gn[mi][k] = fs_token_gumbel(g[0].v[k], 0u, fs_group_lead(g[0].v[k]));
-        }
-      }
+    // 2. Column tid's group words (and with leads, their leads' noise) and
+    // bound: sample 0's were made during the MMAs.
+    if (s > 0) {
+      fs_re_make_words<MI, TN>(rc, v0, s, leads, words, tid);
+      fs_re_load_bound<MI>(rc, p, n, s);
     }
-    float bound = kind == FS_RE_DEAD ? 0.0f : fmaxf(fs_candidate_score(__ldcg(best + s)), fs_own_neg_inf());
+    const float bound = rc.bound;
     info[tid] = inv_tau;
     info[TN + tid] = bound;
     info[2 * TN + tid] = (float)kind;
@@ -267,7 +359,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       fs_re_put_leads<MI, NACC, TN>(acc, words, lead_l, wq, lane);
       fs_named_barrier(2 + c, 128);
       if (kind == FS_RE_SAMPLED) {
-        const fs_u64 lb = fs_re_best_lead<MI, TN>(gw, gn, lead_l, inv_tau, v0, p.vocab, tid);
+        const fs_u64 lb = fs_re_best_lead<MI, TN>(rc.gw, rc.gn, lead_l, inv_tau, v0, p.vocab, tid);
         if (lb != 0) atomicMax(best + s, lb);
       }
       // Both consumers' leads are in p.best once both have folded; every
@@ -288,10 +380,12 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       fs_named_barrier(2 + c, 128);
     }
 
+    // 3. The lane's MI x 4 (column, group) tests, all before any group is
+    // taken up (independent chains the scheduler interleaves).
+    unsigned pend[MI];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
-      // 3. The lane's four (column, group) tests.
-      unsigned pend = 0;
+      pend[mi] = 0;
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
         const int col = fs_re_column(lane, k);
@@ -300,8 +394,11 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
             kc == (float)FS_RE_SAMPLED
                 ? words[(mi * 4 + wq) * TN + col] >= fs_group_skip_word(fs_prune_threshold(b), lmax[mi][k], info[col])
                 : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < b);
-        pend |= (unsigned)pass << k;
+        pend[mi] |= (unsigned)pass << k;
       }
+    }
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
       // 4. The passing groups. A lane's tests are of columns of its own quad
       // (fs_re_column: col / 2 % 4 == lane % 4), whose values only the quad's
       // 8 lanes hold: the four quads take up their passing groups at once,
@@ -309,11 +406,12 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       const fs_i64 vg = v0 + 64 * mi + 16 * wq;
       const unsigned quad = 0x11111111u << (lane & 3);
 #pragma unroll 1
-      for (unsigned any = __ballot_sync(0xffffffffu, pend != 0); any; any = __ballot_sync(0xffffffffu, pend != 0)) {
+      for (unsigned any = __ballot_sync(0xffffffffu, pend[mi] != 0); any;
+           any = __ballot_sync(0xffffffffu, pend[mi] != 0)) {
         const unsigned mine = any & quad;
         const int src = mine ? __ffs(mine) - 1 : lane;
-        const int k = __ffs(__shfl_sync(0xffffffffu, pend, src)) - 1;
-        if (lane == src && mine) pend &= pend - 1;
+        const int k = __ffs(__shfl_sync(0xffffffffu, pend[mi], src)) - 1;
+        if (lane == src && mine) pend[mi] &= pend[mi] - 1;
         if (!mine) continue;
         const int col = fs_re_column(src, k);
         fs_re_take_group<NACC, TN>(acc[mi], p, n0, col, vg, s, info, words[(mi * 4 + wq) * TN + col], lane);

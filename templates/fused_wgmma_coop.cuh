@@ -291,28 +291,39 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
         fs_mbar_wait(&order[c], order_phase, 5000000 + j);
         order_phase ^= 1u;
       }
-      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
-          acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + (j * 2 + c) * ktiles, &order[c ^ 1]);
-      pos = fs_ring_pos<FS_STAGES>((long long)(j + c + 2) * ktiles);  // its next tile: the block's j + c + 2
       // Consumer 0's first tile folds every group's lead first (the rows' bounds).
       // In a cluster an empty tile (past the vocabulary) is sampled too: it
       // yields no candidate (every one is checked against V), and its block
       // still counts its leads (fs_re_wait_leads).
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
-      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, t.vtile * FS_TV, t.ntile * FS_TN,
-                                        rebuf + c * fs_re_bytes<FS_MI, FS_TN>(), c, wq, lane, c == 0 && j == 0);
+      const fs_i64 v0 = t.vtile * FS_TV, n0 = t.ntile * FS_TN;
+      const bool leads = c == 0 && j == 0;
+      fs_re_col<FS_MI> rc;
+      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, fs_re_words<FS_MI, FS_TN>(rebuf, c), tid, ktiles, leads};
+      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
+          acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + (j * 2 + c) * ktiles, &order[c ^ 1], prep);
+      pos = fs_ring_pos<FS_STAGES>((long long)(j + c + 2) * ktiles);  // its next tile: the block's j + c + 2
+      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, rebuf + c * fs_re_bytes<FS_MI, FS_TN>(), c, wq, lane, leads,
+                                        rc);
     }
 #else
     for (fs_i64 g = first; g < groups; g += step, ++j) {
-      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(acc, full, empty, pos, dw0, dh0,
-                                                                                      ktiles, 1000000 + j * ktiles);
 #if FS_REG_EPILOGUE
-      // The consumers sample their accumulators themselves; the block's first
-      // tile first folds every group's lead, which sets the rows' bounds.
-      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, (g / n_tiles) * FS_TV + c * FS_MI * 64, (g % n_tiles) * FS_TN,
-                                        rebuf + c * fs_re_bytes<FS_MI, FS_TN>(), c, wq, lane, j == 0);
+      // The consumers sample their accumulators themselves (their inputs made
+      // during the MMAs); the block's first tile first folds every group's
+      // lead, which sets the rows' bounds.
+      const fs_i64 v0 = (g / n_tiles) * FS_TV + c * FS_MI * 64, n0 = (g % n_tiles) * FS_TN;
+      fs_re_col<FS_MI> rc;
+      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, fs_re_words<FS_MI, FS_TN>(rebuf, c), tid, ktiles,
+                                             j == 0};
+      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
+          acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles, nullptr, prep);
+      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, rebuf + c * fs_re_bytes<FS_MI, FS_TN>(), c, wq, lane, j == 0,
+                                        rc);
       continue;
 #endif
+      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(acc, full, empty, pos, dw0, dh0,
+                                                                                      ktiles, 1000000 + j * ktiles);
       // Hand the tile's logits to the epilogue once it has read the previous
       // tile's (for j = 0 the wait on the preceding parity passes at once).
       fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);
