@@ -7,12 +7,14 @@
 //    own).
 // 2. Pruning: KernelSpec::validate() (its exceptions mean "not a kernel we can
 //    build"), dynamic shared memory <= the opt-in limit, and tile_n within
-//    [min_tile_n(rows), max_tile_n(rows)] (tuner.hpp). Each spec's arch is
+//    [min_tile_n(rows), max_tile_n(rows)] (tuner.hpp). wgmma_coop also with
+//    its epilogue options re and re pp (kEpilogueOptions). Each spec's arch is
 //    target_arch(variant, arch), as the Sampler compiles it (wgmma: sm_90a).
 // 3. Ranking by estimated_cost(), a two-term roofline (below), then a cap:
 //    default_spec() first, then the best-ranked specs, at most two per
 //    (variant, tile_v, tile_n, tile_d) family in a first pass so the cap is
-//    not spent on pipeline depths of one tile shape, then the rest by rank.
+//    not spent on pipeline depths of one tile shape (re specs are a family of
+//    their own), then the rest by rank.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuner.hpp"
@@ -34,6 +37,12 @@ constexpr int kTileD[] = {32, 64, 128};
 constexpr int kStages[] = {2, 3, 4, 5, 6};
 constexpr int kWarpsM[] = {1, 2, 4, 8, 12, 16, 20};  // 12: wgmma_ws; 16, 20: wgmma_coop (+ epilogue warpgroups)
 constexpr int kWarpsN[] = {1, 2, 4};
+// wgmma_coop's epilogue options (reg_epilogue, ping_pong): staged logits and
+// epilogue warps; the consumers sampling their accumulators ("re"); and "re
+// pp". validate() keeps them to the tiles they exist for (T_N = 128, w12x1).
+// Clusters, l2 and stream-K are spec options the tuner does not search
+// (measured slower than the tables, sessions 9-15).
+constexpr std::pair<bool, bool> kEpilogueOptions[] = {{false, false}, {true, false}, {true, true}};
 
 // W bytes in flight per SM that keep DRAM busy: bandwidth x loaded latency /
 // SMs, about 4.8 TB/s x 1.3 us / 132 on an H200 (A100: 2 TB/s x 2 us / 108).
@@ -115,7 +124,9 @@ int min_tile_n(std::int64_t rows) { return int(std::max<std::int64_t>(8, std::mi
 //               w16x1, 8 for w20x1): the same MMAs, with the Gumbel epilogue
 //               of a tile spread over more warps (w20x1 measured fastest at
 //               N = 128-256 on both GPUs, sessions 6-13; without this term the
-//               three tied and the spec string's order dropped w20x1).
+//               three tied and the spec string's order dropped w20x1); with
+//               "re" (the consumers sample their accumulators) as w20x1's:
+//               measured as fast or faster at N = 128-256 (session 18).
 double estimated_cost(const KernelSpec& spec, std::int64_t rows, std::size_t max_shared_bytes) {
   // wgmma_ws: its two consumers' tiles are in flight at once, with 8 MMA
   // warps between them: costed as one tile of 2 x tile_v rows and 8 warps;
@@ -151,7 +162,8 @@ double estimated_cost(const KernelSpec& spec, std::int64_t rows, std::size_t max
   const double warps = std::min(1.0, double(per_sm * s.warps_m * s.warps_n) / 8.0);
   const double compute = (2.0 * padded / esize) / balance / (m / (m + 256.0)) / warps;
   double epilogue = 0;
-  if (spec.variant == Variant::wgmma_coop) epilogue = 0.04 / (spec.warps_m == 12 ? 3.0 : spec.warps_m == 16 ? 4.0 : 8.0);
+  if (spec.variant == Variant::wgmma_coop)
+    epilogue = spec.reg_epilogue ? 0.04 / 8.0 : 0.04 / (spec.warps_m == 12 ? 3.0 : spec.warps_m == 16 ? 4.0 : 8.0);
   return std::max(memory, compute) + 0.1 * std::min(memory, compute) + 0.02 * smem / limit + epilogue;
 }
 
@@ -173,11 +185,15 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
           for (int st : kStages)
             for (int wm : kWarpsM)
               for (int wn : kWarpsN) {
-                const KernelSpec s{.tile_v = tv, .tile_n = tn, .tile_d = td, .stages = st, .warps_m = wm,
-                                   .warps_n = wn, .dtype = dtype, .variant = variant};
-                const auto ok = buildable(s, arch);
-                if (!ok || ok->shared_bytes() > limit || !seen.insert(ok->to_string()).second) continue;
-                ranked.emplace_back(estimated_cost(*ok, rows, limit), *ok);
+                for (const auto& [re, pp] : kEpilogueOptions) {
+                  if (re && variant != Variant::wgmma_coop) continue;
+                  const KernelSpec s{.tile_v = tv, .tile_n = tn, .tile_d = td, .stages = st, .warps_m = wm,
+                                     .warps_n = wn, .reg_epilogue = re, .ping_pong = pp, .dtype = dtype,
+                                     .variant = variant};
+                  const auto ok = buildable(s, arch);
+                  if (!ok || ok->shared_bytes() > limit || !seen.insert(ok->to_string()).second) continue;
+                  ranked.emplace_back(estimated_cost(*ok, rows, limit), *ok);
+                }
               }
       }
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
@@ -200,7 +216,7 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
   std::vector<bool> taken(ranked.size(), false);
   for (std::size_t i = 0; i < ranked.size() && out.size() < want; ++i) {
     const KernelSpec& s = ranked[i].second;
-    int& n = per_family[{int(s.variant), s.tile_v, s.tile_n, s.tile_d}];
+    int& n = per_family[{int(s.variant) + 64 * int(s.reg_epilogue), s.tile_v, s.tile_n, s.tile_d}];
     if (n >= 2) continue;
     ++n;
     taken[i] = true;

@@ -173,3 +173,29 @@ TEST(SearchSpace, OffersEveryFusedVariantThatBuildsOnTheArch) {
   for (const auto& s : fs::search_space(DType::fp32, Arch::sm_80, 16, o)) variants.insert(s.variant);
   EXPECT_EQ(variants, std::set<fs::Variant>{fs::Variant::simt});
 }
+
+// wgmma_coop's register epilogue ("re", and "re pp" at T_V = 128) is searched
+// where its tile fits the batch (T_N = 128: from 64 rows up), within the
+// default cap, and never on parts without wgmma.
+TEST(SearchSpace, OffersTheRegisterEpilogueForLargeBatches) {
+  auto count = [](const std::vector<fs::KernelSpec>& specs, bool pp) {
+    return std::count_if(specs.begin(), specs.end(), [&](const fs::KernelSpec& s) {
+      return s.reg_epilogue && s.ping_pong == pp && s.tile_n == 128 && s.warps_m == 12;
+    });
+  };
+  for (std::int64_t rows : {128, 256}) {
+    const auto specs = fs::search_space(DType::bf16, Arch::sm_90, rows);  // the tuner's default cap
+    EXPECT_GE(count(specs, false), 1) << rows;
+    for (const auto& s : specs) EXPECT_NO_THROW(s.validate()) << s.to_string();
+  }
+  fs::SearchSpaceOptions all;
+  all.max_candidates = 100000;
+  EXPECT_GE(count(fs::search_space(DType::bf16, Arch::sm_90, 256, all), true), 1);
+  EXPECT_EQ(count(fs::search_space(DType::bf16, Arch::sm_90, 32, all), false), 0);  // T_N <= 64 there
+  EXPECT_EQ(count(fs::search_space(DType::bf16, Arch::sm_80, 256, all), false), 0);
+  // Costed as w20x1 (same MMAs, no epilogue warps' share to wait for).
+  const std::size_t limit = fs::shared_memory_limit(Arch::sm_90a);
+  auto cost = [&](const char* t) { return fs::estimated_cost(fs::KernelSpec::parse(t), 256, limit); };
+  EXPECT_LT(cost("bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w12x1 re"),
+            cost("bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w12x1"));
+}
