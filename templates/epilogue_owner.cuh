@@ -119,18 +119,12 @@ __device__ __forceinline__ fs_u32 fs_own_pick(const fs_philox_ctr& c, int i) {
   return i == 0 ? c.v[0] : i == 1 ? c.v[1] : i == 2 ? c.v[2] : c.v[3];
 }
 
-// The exact score of value v (logit l) of the row whose group word is gw:
-// the token's own word, then the contract's formula.
-__device__ __forceinline__ float fs_own_exact_score_gw(const fs_own_row& r, int v, float l, fs_u32 gw) {
-  fs_philox_ctr c[1];
-  fs_philox_blocks<1>(r.key, (fs_u32)(v >> 2), c);
-  return FS_FMA(l, r.inv_tau, fs_token_gumbel(gw, fs_own_pick(c[0], v & 3), v & 15));
-}
-// The same, drawing the group word too.
+// The exact score of value v (logit l) of the row: its group word and its own.
 __device__ __forceinline__ float fs_own_exact_score(const fs_own_row& r, int v, float l) {
-  fs_philox_ctr g[1];
+  fs_philox_ctr g[1], c[1];
   fs_philox_blocks<1>(r.key, fs_group_ctr((fs_u64)v), g);
-  return fs_own_exact_score_gw(r, v, l, fs_own_pick(g[0], fs_group_slot((fs_u64)v)));
+  fs_philox_blocks<1>(r.key, (fs_u32)(v >> 2), c);
+  return FS_FMA(l, r.inv_tau, fs_token_gumbel(fs_own_pick(g[0], fs_group_slot((fs_u64)v)), fs_own_pick(c[0], v & 3), v & 15));
 }
 __device__ __forceinline__ void fs_own_make_exact(fs_own_row& r) {
   if (!r.exact) {

@@ -144,9 +144,7 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
     }
     return;
   }
-  fs_own_row r;
-  r.inv_tau = inv_tau;
-  r.key = fs_philox_row_init(fs_row_seed(p.row, n), fs_row_offset(p.row, n), (fs_u32)s);
+  const fs_philox_row key = fs_philox_row_init(fs_row_seed(p.row, n), fs_row_offset(p.row, n), (fs_u32)s);
   const float thr = fs_prune_threshold(bound);
   const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
   const int lead = fs_group_lead(gw);
@@ -156,7 +154,7 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
   for (int h = 0; h < 2; ++h) {  // the two tokens' words and approximate scores, side by side
     const int v = (int)vg + (lane >> 2) + 8 * h;
     fs_philox_ctr c[1];
-    fs_philox_blocks<1>(r.key, (fs_u32)(v >> 2), c);
+    fs_philox_blocks<1>(key, (fs_u32)(v >> 2), c);
     word[h] = fs_own_pick(c[0], v & 3);
     st[h] = __fmaf_rn(h ? l.y : l.x, inv_tau, fs_token_gumbel_approx(a, word[h], (v & 15) == lead));
   }
@@ -310,12 +308,6 @@ struct fs_re_prefetch {
     if (kt == ktiles - 1) fs_re_load_bound<MI>(rc, p, n, 0);
   }
 };
-
-// Consumer c's shared words [MI][4][TN] (the start of its buffer).
-template <int MI, int TN>
-__device__ __forceinline__ fs_u32* fs_re_words(unsigned char* rebuf, int c) {
-  return reinterpret_cast<fs_u32*>(rebuf + c * fs_re_bytes<MI, TN>());
-}
 
 // Gumbel-max over one tile held in the consumer's accumulators (block rows
 // v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN), then zeroes

@@ -164,7 +164,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   fs_u16* Hs = Ws + FS_STAGES * FS_TV * FS_TD;
   float* const Ls = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // [FS_TN][FS_TV], unless FS_L_GLOBAL
 #if FS_REG_EPILOGUE
-  float* const L = nullptr;                      // nothing is staged
+  [[maybe_unused]] float* const L = nullptr;     // nothing is staged
   fs_u64* full = reinterpret_cast<fs_u64*>(Ls);  // [FS_STAGES]
 #elif FS_L_GLOBAL
   float* const L = p.staging + (fs_i64)blockIdx.x * FS_TV * FS_TN;  // [FS_TV][FS_TN]
@@ -209,7 +209,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
 
   const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;
   const fs_i64 groups = fs_cluster_groups(p.num_vtiles, n_tiles, FS_CLUSTER);
-  const fs_i64 first = blockIdx.x / FS_CLUSTER, step = gridDim.x / FS_CLUSTER;
+  [[maybe_unused]] const fs_i64 first = blockIdx.x / FS_CLUSTER, step = gridDim.x / FS_CLUSTER;
   const int ktiles = (int)((p.hidden_dim + FS_TD - 1) / FS_TD);
 #if FS_STREAM_K
   // Whole tiles, then the last waves cut along the depth (stream_k.cuh).
@@ -285,6 +285,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // and every stage c waits for is then at most one lap of the ring ahead
     // (so a parity wait cannot pass on an older phase).
     unsigned order_phase = 0;
+    unsigned char* const mybuf = rebuf + c * fs_re_bytes<FS_MI, FS_TN>();  // its words and row values
     pos = fs_ring_pos<FS_STAGES>((long long)c * ktiles);
     for (fs_i64 g = first + c * step; g < groups; g += 2 * step, j += 2) {
       if (j + c > 0) {
@@ -299,29 +300,27 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       const fs_i64 v0 = t.vtile * FS_TV, n0 = t.ntile * FS_TN;
       const bool leads = c == 0 && j == 0;
       fs_re_col<FS_MI> rc;
-      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, fs_re_words<FS_MI, FS_TN>(rebuf, c), tid, ktiles, leads};
+      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, reinterpret_cast<fs_u32*>(mybuf), tid, ktiles, leads};
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
           acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + (j * 2 + c) * ktiles, &order[c ^ 1], prep);
       pos = fs_ring_pos<FS_STAGES>((long long)(j + c + 2) * ktiles);  // its next tile: the block's j + c + 2
-      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, rebuf + c * fs_re_bytes<FS_MI, FS_TN>(), c, wq, lane, leads,
-                                        rc);
+      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, mybuf, c, wq, lane, leads, rc);
+    }
+#elif FS_REG_EPILOGUE
+    // The consumers sample their accumulators themselves (their inputs made
+    // during the MMAs); the block's first tile first folds every group's
+    // lead, which sets the rows' bounds.
+    unsigned char* const mybuf = rebuf + c * fs_re_bytes<FS_MI, FS_TN>();  // its words and row values
+    for (fs_i64 g = first; g < groups; g += step, ++j) {
+      const fs_i64 v0 = (g / n_tiles) * FS_TV + c * FS_MI * 64, n0 = (g % n_tiles) * FS_TN;
+      fs_re_col<FS_MI> rc;
+      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, reinterpret_cast<fs_u32*>(mybuf), tid, ktiles, j == 0};
+      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
+          acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles, nullptr, prep);
+      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, mybuf, c, wq, lane, j == 0, rc);
     }
 #else
     for (fs_i64 g = first; g < groups; g += step, ++j) {
-#if FS_REG_EPILOGUE
-      // The consumers sample their accumulators themselves (their inputs made
-      // during the MMAs); the block's first tile first folds every group's
-      // lead, which sets the rows' bounds.
-      const fs_i64 v0 = (g / n_tiles) * FS_TV + c * FS_MI * 64, n0 = (g % n_tiles) * FS_TN;
-      fs_re_col<FS_MI> rc;
-      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, fs_re_words<FS_MI, FS_TN>(rebuf, c), tid, ktiles,
-                                             j == 0};
-      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
-          acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles, nullptr, prep);
-      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, rebuf + c * fs_re_bytes<FS_MI, FS_TN>(), c, wq, lane, j == 0,
-                                        rc);
-      continue;
-#endif
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(acc, full, empty, pos, dw0, dh0,
                                                                                       ktiles, 1000000 + j * ktiles);
       // Hand the tile's logits to the epilogue once it has read the previous
