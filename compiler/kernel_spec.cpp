@@ -122,9 +122,9 @@ void KernelSpec::validate() const {
   if (stream_k && variant != Variant::wgmma_coop) bad("stream-K (sk) is for wgmma_coop only");
   if (stream_k && cluster != 1) bad("stream-K (sk) runs without clusters (c1)");
   if (reg_epilogue && variant != Variant::wgmma_coop) bad("the register epilogue (re) is for wgmma_coop only");
-  if (reg_epilogue && (tile_n != 128 || warps_m != 12 || (cluster != 1 && !ping_pong) || stream_k || stage_in_l2))
+  if (reg_epilogue && (tile_n != 128 || warps_m != 12 || stream_k || stage_in_l2))
     bad("the register epilogue (re) needs tile_n 128 (one batch column per consumer thread) and w12x1 (no epilogue "
-        "warps), without stream-K or l2 (nothing is staged), and without cluster unless ping-pong (pp)");
+        "warps), without stream-K or l2 (nothing is staged)");
   if (ping_pong && (!reg_epilogue || tile_v != 128))
     bad("ping-pong (pp) needs the register epilogue (re) and tile_v 128 (each consumer multiplies whole 128 x 128 "
         "tiles)");

@@ -11,7 +11,7 @@
 
 namespace fusedsample {
 
-const char* generator_version() { return "fusedsample-gen-18"; }
+const char* generator_version() { return "fusedsample-gen-19"; }
 
 namespace {
 

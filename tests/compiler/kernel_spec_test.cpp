@@ -179,7 +179,7 @@ TEST(KernelSpec, StreamKToken) {
 // The register epilogue prints as a trailing "re", only when set; it stages
 // no logits (the shared memory of the staged tile is not needed), keeps each
 // consumer's group words, leads and row bounds in shared memory, and is for
-// wgmma_coop w12x1 with T_N = 128, without cluster, stream-K or l2 only.
+// wgmma_coop w12x1 with T_N = 128, without stream-K or l2 only (clusters allowed).
 TEST(KernelSpec, RegisterEpilogueToken) {
   KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 256, 128, 64, 4, 12, 1, Arch::sm_90a);
   s.stage_in_l2 = true;
@@ -191,15 +191,17 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   EXPECT_EQ(s.shared_bytes(), unstaged + 2 * (2 * 2 * 4 + 3) * 128 * 4);
   EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4").reg_epilogue);
   for (auto [field, why] : {std::pair<int, const char*>{0, "re with tn64"}, {1, "re with w16x1"}, {2, "re with sk"},
-                            {3, "re with l2"}, {4, "re in a cluster"}}) {
+                            {3, "re with l2"}}) {
     KernelSpec bad = s;
     if (field == 0) bad.tile_n = 64;
     if (field == 1) bad.warps_m = 16;
     if (field == 2) bad.stream_k = true;
     if (field == 3) bad.stage_in_l2 = true;
-    if (field == 4) bad.cluster = 2;
     expect_error<fs::InvalidArgument>([&] { bad.validate(); }, {"register epilogue"}, why);
   }
+  KernelSpec c2 = s;  // in a cluster (sharing W at N = 256, H below), as cuBLAS's 256 x 128 tiles
+  c2.cluster = 2;
+  expect_valid_text(c2, "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 c2 re");
   KernelSpec ws = spec(DType::bf16, Variant::wgmma_ws, 128, 128, 64, 4, 12, 1, Arch::sm_90a);
   ws.reg_epilogue = true;
   expect_error<fs::InvalidArgument>([&] { ws.validate(); }, {"register epilogue", "wgmma_coop only"}, "re on wgmma_ws");

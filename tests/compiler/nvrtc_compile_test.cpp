@@ -217,6 +217,9 @@ std::vector<CompileCase> all_cases() {
       re.spec.reg_epilogue = true;
       out.push_back(re);
     }
+    CompileCase re_c2 = coop(256, 128, 64, 4, 12, 2);  // and in a cluster
+    re_c2.spec.reg_epilogue = true;
+    out.push_back(re_c2);
     // Ping-pong: each consumer multiplies and samples whole 128 x 128 tiles.
     CompileCase pp = coop(128, 128, 64, 6, 12);
     pp.spec.reg_epilogue = pp.spec.ping_pong = true;
