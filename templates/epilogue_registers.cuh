@@ -125,23 +125,39 @@ __device__ __forceinline__ float2 fs_re_pick(const float (&acc)[NACC], int col) 
 // the group) each: the token's approximate score first (gumbel_bound.cuh:
 // one Philox call and three SFU logarithms), and only where that reaches
 // fs_prune_threshold(B) the exact score (the contract's formula, as
-// fs_own_exact_score), folded when it reaches the bound B. gw: the group's
+// fs_own_exact_score), folded when it reaches the bound B; greedy rows their
+// logit (the quad's largest one). col must be of the calling quad (col / 2 %
+// 4 == lane % 4), all 8 lanes of it calling. gw: the group's
 // word; vg: the group's first vocabulary index.
 template <int NACC, int TN>
 __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const fs_fused_params& p, fs_i64 n0,
                                                  int col, fs_i64 vg, int s, const float* info, fs_u32 gw, int lane) {
-  if ((lane & 3) != ((col >> 1) & 3)) return;
   const float2 l = fs_re_pick<NACC>(acc, col);
   const fs_i64 n = n0 + col;
   const float bound = info[TN + col], inv_tau = info[col];
   fs_u64* const best = p.best + n * p.num_samples + s;
   if (info[2 * TN + col] == (float)FS_RE_GREEDY) {
+    // The quad's largest candidate, one atomic per group (xor 4, 8, 16 keep
+    // lane % 4): a token per atomic (session 18) put every block's 16 per
+    // group on the same 128 words of p.best while greedy rows had no bound
+    // yet, 1.6-2.8 x cuBLAS's time at temperature 0 (session 19).
+    fs_u64 key = 0;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int v = (int)vg + (lane >> 2) + 8 * h;
       const float lv = h ? l.y : l.x;
-      if (v < p.vocab && lv >= bound) atomicMax(best, fs_pack_candidate(lv, v));  // NaN never folds
+      if (v < p.vocab && lv >= bound) {  // NaN never folds
+        const fs_u64 k = fs_pack_candidate(lv, v);
+        key = k > key ? k : key;
+      }
     }
+    const unsigned quad = 0x11111111u << (lane & 3);
+#pragma unroll
+    for (int m = 4; m < 32; m <<= 1) {
+      const fs_u64 o = __shfl_xor_sync(quad, key, m);
+      key = o > key ? o : key;
+    }
+    if (lane < 4 && key != 0) atomicMax(best, key);
     return;
   }
   const fs_philox_row key = fs_philox_row_init(fs_row_seed(p.row, n), fs_row_offset(p.row, n), (fs_u32)s);
@@ -373,7 +389,20 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
     }
 
     // 3. The lane's MI x 4 (column, group) tests, all before any group is
-    // taken up (independent chains the scheduler interleaves).
+    // taken up (independent chains the scheduler interleaves). A greedy
+    // row's bound is at least the largest logit of the warp's groups of that
+    // column (inside the vocabulary: rows past V are zeros, not tokens): the
+    // group that holds it passes and folds it, the warp's other groups of
+    // the column pass only if they reach it. (On the block's first tile B is
+    // -inf: without this every group of a greedy row would pass.)
+    float gmax[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      gmax[k] = fs_own_neg_inf();
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+        if (v0 + 64 * mi + 16 * wq + 16 <= p.vocab) gmax[k] = fmaxf(gmax[k], lmax[mi][k]);  // fmaxf drops NaN
+    }
     unsigned pend[MI];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
@@ -385,7 +414,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
         const bool pass =
             kc == (float)FS_RE_SAMPLED
                 ? words[(mi * 4 + wq) * TN + col] >= fs_group_skip_word(fs_prune_threshold(b), lmax[mi][k], info[col])
-                : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < b);
+                : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < fmaxf(b, gmax[k]));
         pend[mi] |= (unsigned)pass << k;
       }
     }

@@ -236,6 +236,38 @@ TEST(ExactnessSkipRule, WideLogitsMatchReference) {
   }
 }
 
+// Greedy rows whose every logit is negative, V = 1000 (the last vocabulary
+// tile runs past V, where the kernels compute zero logits from zero-filled
+// rows): a greedy bound taken from a tile's largest logits (the register
+// epilogue's tests, epilogue_registers.cuh) must leave those rows out, or a
+// zero would rule out every real token of the tile. W >= 0, H <= 0; N = 256
+// covers two 128-column batch tiles. Every runnable config.
+TEST(ExactnessGreedy, NegativeLogitsIgnoreRowsPastTheVocabulary) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const DType dtype = DType::bf16;
+  const std::int64_t V = 1000, d = 64, N = 256;
+  RandomInputs in(dtype, V, d, N, 1.0 / std::sqrt(double(d)), rng);
+  for (std::size_t i = 1; i < in.w.size(); i += 2) in.w[i] &= 0x7f;  // bf16 sign bit: the high byte's top bit
+  for (std::size_t i = 1; i < in.h.size(); i += 2) in.h[i] |= 0x80;
+  in.dw = to_device(in.w);
+  in.dh = to_device(in.h);
+  RowParams rows(N, 0, rng);
+  for (float& t : rows.temperatures) t = 0.0f;
+  rows.d_temperatures = to_device(rows.temperatures);
+  const std::vector<ReferenceResult> ref = reference_sample(in.w.data(), in.h.data(), dtype, V, d, N, rows.reference(), 1);
+  for (const auto& spec : testing::runnable_configs(dtype)) {
+    const std::string what = "negative greedy logits " + config_name(spec);
+    SCOPED_TRACE(what);
+    Sampler sampler(testing::sampler_options(V, d, dtype, spec));
+    const auto got = sample_int64(sampler, in.dw, in.dh, N, 1, rows);
+    const testing::Comparison cmp = testing::compare_with_reference(got, ref, V, 1, what);
+    EXPECT_EQ(cmp.mismatches, 0) << what;
+    EXPECT_LE(cmp.close, N / 2) << what << ": too many near-ties to check";
+  }
+}
+
 // Stream-K specs (templates/stream_k.cuh) on a shape whose last waves are
 // cut along the depth (d = 520: nine k-steps, cuts at uneven k): the block
 // that samples a cut tile adds the partial sums another block computed. The
