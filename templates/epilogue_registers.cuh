@@ -35,7 +35,7 @@
 // Once the row's bound is near its final score nearly every group is ruled
 // out by its word (B - l = 10: ~5e-5 of the words pass). Before a block's
 // first tile no bound is known (-inf: every group would pass), so that tile
-// first folds every group's lead (fs_re_put_leads, fs_re_best_lead), whose
+// first folds every group's lead (epilogue_leads.cuh), whose
 // score is exact from the group word alone, and waits until every block
 // folded its first tile's leads (fs_re_wait_leads): the bound starts near the
 // best lead of the launch's first wave of tiles, not of one tile.
@@ -47,6 +47,7 @@
 #include "noise_skip.cuh"
 #include "mbarrier.cuh"
 #include "epilogue_owner.cuh"
+#include "epilogue_leads.cuh"
 
 #ifndef FS_PING_PONG
 #define FS_PING_PONG 0
@@ -183,74 +184,6 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
   }
 }
 
-// The lead pass (the block's first tile, when no bound is known yet): every
-// group's lead (the token with the group's largest noise, fs_group_lead; its
-// noise depends on the group word alone) is a candidate whose exact score
-// costs one FMA. The lane holding a lead's logit writes it to its slot of
-// lead_l ([MI][4][TN], one slot per group and column, each written by the one
-// lane whose rows hold the lead; pairs of columns read one 64-bit word pair);
-// thread t then scores column t's leads (fs_re_best_lead).
-template <int MI, int NACC, int TN>
-__device__ __forceinline__ void fs_re_put_leads(const float (&acc)[MI][NACC], const fs_u32* words, float* lead_l,
-                                                int wq, int lane) {
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-    for (int j = 0; j < NACC / 4; ++j) {
-      const int col = 8 * j + 2 * (lane & 3), at = (mi * 4 + wq) * TN + col;
-      const uint2 w = *reinterpret_cast<const uint2*>(words + at);
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int lead = fs_group_lead(e ? w.y : w.x);  // rows lane/4 and lane/4 + 8 of the group
-        if ((lead & 7) == (lane >> 2)) lead_l[at + e] = lead & 8 ? acc[mi][4 * j + e + 2] : acc[mi][4 * j + e];
-      }
-    }
-}
-
-// Column tid's best lead over its MI x 4 groups (words and the leads' noise
-// from its own registers), packed (fs_pack_candidate); 0 for none.
-template <int MI, int TN>
-__device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], const float (&gn)[MI][4],
-                                                  const float* lead_l, float inv_tau, fs_i64 v0, fs_i64 vocab,
-                                                  int tid) {
-  fs_u64 best = 0;
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const fs_i64 v = v0 + 64 * mi + 16 * k + fs_group_lead(gw[mi][k]);
-      const float sc = FS_FMA(lead_l[(mi * 4 + k) * TN + tid], inv_tau, gn[mi][k]);
-      if (v < vocab && sc == sc) {  // inside the vocabulary; a NaN score never wins
-        const fs_u64 key = fs_pack_candidate(sc, (int)v);
-        best = key > best ? key : best;
-      }
-    }
-  return best;
-}
-
-// Cycles a block waits at most for the other blocks' leads (about 10 us).
-#ifndef FS_RE_LEAD_WAIT
-#define FS_RE_LEAD_WAIT 20000
-#endif
-
-// After its first tile's leads of sample s are in p.best: count this block,
-// then wait until every block of the launch has counted (or FS_RE_LEAD_WAIT
-// cycles passed), so that the bound read next is the best lead of every
-// block's first tile, not only this tile's. The persistent grid's blocks are
-// all resident and start their first tiles together, so the wait is their
-// skew; the limit keeps a block that cannot meet the others (not resident,
-// no first tile) from holding the rest longer. Only the bound's height
-// depends on it, never a sample: any bound read is a candidate's score.
-__device__ __forceinline__ void fs_re_wait_leads(const fs_fused_params& p, int s) {
-  __threadfence();  // the block's leads (ordered before by the named barrier) before its count
-  atomicAdd(p.leads, 1u);
-  const fs_u32 all = gridDim.x * (fs_u32)(s + 1);
-  const long long t0 = clock64();
-  while (*reinterpret_cast<volatile fs_u32*>(p.leads) < all && clock64() - t0 < FS_RE_LEAD_WAIT) {
-  }
-  __threadfence();
-}
-
 // Column tid's row and its first sample's sampling inputs, made while the
 // tile's MMAs run (fs_re_prefetch): the row's kind, 1/tau and Philox seed and
 // offset; the group words of sample s (gw, also stored to the shared words)
@@ -351,6 +284,21 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
   const int kind = rc.kind;
   const float inv_tau = rc.inv_tau;
 
+  // A greedy row's test bound is at least the largest logit of the warp's
+  // groups of its column inside the vocabulary (rows past V are zeros, not
+  // tokens): the group that holds it passes and folds it, the warp's other
+  // groups of the column pass only if they reach it. (On the block's first
+  // tile B is -inf: without this every group of a greedy row would pass.)
+  // The same for every sample.
+  float gmax[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    gmax[k] = fs_own_neg_inf();
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+      if (v0 + 64 * mi + 16 * wq + 16 <= p.vocab) gmax[k] = fmaxf(gmax[k], lmax[mi][k]);  // fmaxf drops NaN
+  }
+
   for (int s = 0; s < p.num_samples; ++s) {
     // 2. Column tid's group words (and with leads, their leads' noise) and
     // bound: sample 0's were made during the MMAs.
@@ -389,20 +337,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
     }
 
     // 3. The lane's MI x 4 (column, group) tests, all before any group is
-    // taken up (independent chains the scheduler interleaves). A greedy
-    // row's bound is at least the largest logit of the warp's groups of that
-    // column (inside the vocabulary: rows past V are zeros, not tokens): the
-    // group that holds it passes and folds it, the warp's other groups of
-    // the column pass only if they reach it. (On the block's first tile B is
-    // -inf: without this every group of a greedy row would pass.)
-    float gmax[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      gmax[k] = fs_own_neg_inf();
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi)
-        if (v0 + 64 * mi + 16 * wq + 16 <= p.vocab) gmax[k] = fmaxf(gmax[k], lmax[mi][k]);  // fmaxf drops NaN
-    }
+    // taken up (independent chains the scheduler interleaves).
     unsigned pend[MI];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {

@@ -60,8 +60,8 @@ struct KernelSpec {
   // per block; templates/stream_k.cuh), so no block runs a tile more than
   // another ("sk" in the spec text; absent when false).
   bool stream_k = false;
-  // wgmma_coop only, T_N = 128, w12x1, without stream-K or l2 (and without
-  // clusters unless ping_pong): no epilogue warps and no staged logits; the
+  // wgmma_coop only, T_N = 128, w12x1, without stream-K or l2 (clusters
+  // allowed): no epilogue warps and no staged logits; the
   // consumers sample each tile straight from their accumulators
   // (templates/epilogue_registers.cuh; "re" in the spec text; absent when
   // false).
