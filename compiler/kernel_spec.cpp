@@ -122,12 +122,12 @@ void KernelSpec::validate() const {
   if (stream_k && variant != Variant::wgmma_coop) bad("stream-K (sk) is for wgmma_coop only");
   if (stream_k && cluster != 1) bad("stream-K (sk) runs without clusters (c1)");
   if (reg_epilogue && variant != Variant::wgmma_coop) bad("the register epilogue (re) is for wgmma_coop only");
-  if (reg_epilogue && (tile_n != 128 || warps_m != 12 || stream_k || stage_in_l2))
-    bad("the register epilogue (re) needs tile_n 128 (one batch column per consumer thread) and w12x1 (no epilogue "
-        "warps), without stream-K or l2 (nothing is staged)");
-  if (ping_pong && (!reg_epilogue || tile_v != 128))
-    bad("ping-pong (pp) needs the register epilogue (re) and tile_v 128 (each consumer multiplies whole 128 x 128 "
-        "tiles)");
+  if (reg_epilogue && ((tile_n != 128 && tile_n != 256) || warps_m != 12 || stream_k || stage_in_l2))
+    bad("the register epilogue (re) needs tile_n 128 or 256 (one or two batch columns per consumer thread) and w12x1 "
+        "(no epilogue warps), without stream-K or l2 (nothing is staged)");
+  if (ping_pong && (!reg_epilogue || tile_v != 128 || tile_n != 128))
+    bad("ping-pong (pp) needs the register epilogue (re) and tile_v 128, tile_n 128 (each consumer multiplies whole "
+        "128 x 128 tiles)");
   if (warps_m < 1 || warps_n < 1 || warps_m * warps_n > (variant == Variant::wgmma_coop ? 20 : 16))
     bad(variant == Variant::wgmma_coop ? "warps_m * warps_n must be in [1, 20]" : "warps_m * warps_n must be in [1, 16]");
   if (variant != Variant::logits) {

@@ -13,7 +13,7 @@
 // costs one FMA. The lane holding a lead's logit writes it to its slot of
 // lead_l ([MI][4][TN], one slot per group and column, each written by the one
 // lane whose rows hold the lead; pairs of columns read one 64-bit word pair);
-// thread t then scores column t's leads (fs_re_best_lead).
+// thread t then scores column t's (and t + 128's) leads (fs_re_best_lead).
 template <int MI, int NACC, int TN>
 __device__ __forceinline__ void fs_re_put_leads(const float (&acc)[MI][NACC], const fs_u32* words, float* lead_l,
                                                 int wq, int lane) {
@@ -31,19 +31,19 @@ __device__ __forceinline__ void fs_re_put_leads(const float (&acc)[MI][NACC], co
     }
 }
 
-// Column tid's best lead over its MI x 4 groups (words and the leads' noise
+// Column col's best lead over its MI x 4 groups (words and the leads' noise
 // from its own registers), packed (fs_pack_candidate); 0 for none.
 template <int MI, int TN>
 __device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], const float (&gn)[MI][4],
                                                   const float* lead_l, float inv_tau, fs_i64 v0, fs_i64 vocab,
-                                                  int tid) {
+                                                  int col) {
   fs_u64 best = 0;
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       const fs_i64 v = v0 + 64 * mi + 16 * k + fs_group_lead(gw[mi][k]);
-      const float sc = FS_FMA(lead_l[(mi * 4 + k) * TN + tid], inv_tau, gn[mi][k]);
+      const float sc = FS_FMA(lead_l[(mi * 4 + k) * TN + col], inv_tau, gn[mi][k]);
       if (v < vocab && sc == sc) {  // inside the vocabulary; a NaN score never wins
         const fs_u64 key = fs_pack_candidate(sc, (int)v);
         best = key > best ? key : best;

@@ -1,18 +1,19 @@
 // epilogue_registers.cuh: Gumbel-max straight from a wgmma_coop consumer's
-// accumulators (spec token "re"), no staged logits. The tile must be 128
-// batch columns wide (one column per consumer thread for the group words).
+// accumulators (spec token "re"), no staged logits. The tile is 128 or 256
+// batch columns wide: consumer thread t makes the group words of columns t
+// (and t + 128), Q = T_N / 128 columns per thread.
 //
-// Layout of a 64-row block of m64n128 accumulators (wgmma_ops.cuh): warp wq
+// Layout of a 64-row block of m64nT_N accumulators (wgmma_ops.cuh): warp wq
 // holds vocabulary rows 16 wq .. 16 wq + 15, which is exactly one noise group
 // of 16 tokens (gumbel_race.cuh); lane l holds tokens l/4 and l/4 + 8 of it
-// for the 32 batch columns 8 j + 2 (l % 4) + e (j < 16, e < 2). So a group's
-// 16 values of column n sit in the 8 lanes of equal l % 4, two each.
+// for the T_N / 4 batch columns 8 j + 2 (l % 4) + e (j < T_N / 8, e < 2). So a
+// group's 16 values of column n sit in the 8 lanes of equal l % 4, two each.
 //
 // Per tile (after its MMAs):
 //   1. per column and 64-row block, the group's largest logit: the larger of
 //      a lane's two values, then a transpose-reduce over the 8 lanes (xor 4,
 //      8, 16; each shuffle halves the values a lane holds: 28 shuffles for
-//      128 values), which leaves each lane the maxima of 4 columns;
+//      128 values), which leaves each lane the maxima of T_N / 32 columns;
 //   2. per sample: consumer thread t makes the group words of column t (one
 //      Philox call per 64-row block: the four groups of the four warps) and
 //      reads the row's bound B, the best score folded into p.best so far (a
@@ -77,7 +78,7 @@ __device__ __forceinline__ void fs_re_halve(float (&m)[8], int lane) {
   }
 }
 
-// The column (0..127) whose group maximum a lane ends with in lmax[h]: chunk h
+// The column (0..T_N-1) whose group maximum a lane ends with in lmax[h]: chunk h
 // holds accumulator column groups j = 4h .. 4h + 3, whose 8 (j, e) columns
 // the three halvings leave one to a lane, q = 4 b2 + 2 b3 + b4 (b: lane bits).
 __device__ __forceinline__ int fs_re_column(int lane, int h) {
@@ -86,14 +87,14 @@ __device__ __forceinline__ int fs_re_column(int lane, int h) {
 }
 
 // The group maxima of one 64-row block's accumulators: lmax[h] of column
-// fs_re_column(lane, h) over the warp's 16 rows. In chunks of 8 columns
-// (7 shuffles each, 28 for the block), so that only 8 values are held
+// fs_re_column(lane, h) over the warp's 16 rows. In chunks of 32 columns
+// (7 shuffles each, 28 per 128 columns), so that only 8 values are held
 // beside the accumulators.
 template <int NACC>
-__device__ __forceinline__ void fs_re_group_max(const float (&acc)[NACC], float (&lmax)[4], int lane) {
-  static_assert(NACC == 64, "epilogue_registers: 128 batch columns");
+__device__ __forceinline__ void fs_re_group_max(const float (&acc)[NACC], float (&lmax)[NACC / 16], int lane) {
+  static_assert(NACC == 64 || NACC == 128, "epilogue_registers: 128 or 256 batch columns");
 #pragma unroll
-  for (int h = 0; h < 4; ++h) {
+  for (int h = 0; h < NACC / 16; ++h) {
     float m[8];
 #pragma unroll
     for (int j = 0; j < 4; ++j)
@@ -210,11 +211,11 @@ __device__ __forceinline__ void fs_re_load_row(fs_re_col<MI>& rc, const fs_fused
 
 // The group words of sample s for vocabulary rows v0 .. v0 + 64 MI (one
 // Philox call per 64-row block: the four groups of the four warps), to
-// registers and to column tid of words [MI][4][TN]; with leads also each
+// registers and to column col of words [MI][4][TN]; with leads also each
 // group's lead noise.
 template <int MI, int TN>
 __device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, int s, bool leads, fs_u32* words,
-                                                 int tid) {
+                                                 int col) {
   if (rc.kind != FS_RE_SAMPLED) return;
   const fs_philox_row key = fs_philox_row_init(rc.seed, rc.offset, (fs_u32)s);
 #pragma unroll
@@ -224,7 +225,7 @@ __device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, i
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       rc.gw[mi][k] = g[0].v[k];
-      words[(mi * 4 + k) * TN + tid] = g[0].v[k];
+      words[(mi * 4 + k) * TN + col] = g[0].v[k];
       if (leads) rc.gn[mi][k] = fs_token_gumbel(g[0].v[k], 0u, fs_group_lead(g[0].v[k]));
     }
   }
@@ -238,23 +239,26 @@ __device__ __forceinline__ void fs_re_load_bound(fs_re_col<MI>& rc, const fs_fus
 }
 
 // The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
-// inputs while the tile's MMAs run: the row's parameters after the first
-// k-step's MMAs are issued, the words (Philox, leads' noise) after the
-// second's, the bound after the last's (as late as possible: the bound only
-// rises). The words' shared slots are free: the previous tile's sampling
-// ended with a barrier after its last read.
+// inputs of columns tid + 128 q (q < TN / 128) while the tile's MMAs run: the
+// rows' parameters after the first k-step's MMAs are issued, the words
+// (Philox, leads' noise) after the second's, the bounds after the last's (as
+// late as possible: a bound only rises). The words' shared slots are free:
+// the previous tile's sampling ended with a barrier after its last read.
 template <int MI, int TN>
 struct fs_re_prefetch {
-  fs_re_col<MI>& rc;
+  fs_re_col<MI>* rc;  // [TN / 128]
   const fs_fused_params& p;
-  fs_i64 v0, n;
+  fs_i64 v0, n;  // n: column tid's row
   fs_u32* words;
   int tid, ktiles;
   bool leads;
   __device__ __forceinline__ void operator()(int kt) const {
-    if (kt == 0) fs_re_load_row<MI>(rc, p, n);
-    if (kt == (ktiles > 1 ? 1 : 0)) fs_re_make_words<MI, TN>(rc, v0, 0, leads, words, tid);
-    if (kt == ktiles - 1) fs_re_load_bound<MI>(rc, p, n, 0);
+#pragma unroll
+    for (int q = 0; q < TN / 128; ++q) {
+      if (kt == 0) fs_re_load_row<MI>(rc[q], p, n + 128 * q);
+      if (kt == (ktiles > 1 ? 1 : 0)) fs_re_make_words<MI, TN>(rc[q], v0, 0, leads, words, tid + 128 * q);
+      if (kt == ktiles - 1) fs_re_load_bound<MI>(rc[q], p, n + 128 * q, 0);
+    }
   }
 };
 
@@ -262,27 +266,24 @@ struct fs_re_prefetch {
 // v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN), then zeroes
 // them. buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
 // index (named barrier 2 + c: the warpgroup's 128 threads; 1: both
-// consumers' 256); leads: run the lead pass first (fs_re_put_leads); rc:
-// column tid's inputs of sample 0, made during the MMAs (fs_re_prefetch).
-// Both consumers call it for the same tile (halves of it), or with
-// FS_PING_PONG each for its own tiles (only consumer 0 with leads).
+// consumers' 256); leads: run the lead pass first (fs_re_put_leads); rc[q]:
+// column tid + 128 q's inputs of sample 0, made during the MMAs
+// (fs_re_prefetch). Both consumers call it for the same tile (halves of it),
+// or with FS_PING_PONG each for its own tiles (only consumer 0 with leads).
 template <int MI, int NACC, int TN>
 __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fused_params& p, fs_i64 v0, fs_i64 n0,
                                            unsigned char* buf, int c, int wq, int lane, bool leads,
-                                           fs_re_col<MI>& rc) {
-  static_assert(TN == 128 && NACC == 64, "epilogue_registers: T_N = 128");
+                                           fs_re_col<MI> (&rc)[TN / 128]) {
+  static_assert((TN == 128 || TN == 256) && NACC == TN / 2, "epilogue_registers: T_N = 128 or 256");
+  constexpr int Q = TN / 128;     // columns per consumer thread: tid + 128 q
+  constexpr int H = NACC / 16;    // group maxima per lane and 64-row block
   fs_u32* words = reinterpret_cast<fs_u32*>(buf);                // [MI][4][TN]
   float* lead_l = reinterpret_cast<float*>(words + MI * 4 * TN);  // [MI][4][TN]
   float* info = lead_l + MI * 4 * TN;                             // [3][TN]: 1/tau, bound, kind
   const int tid = wq * 32 + lane;
-  float lmax[MI][4];
+  float lmax[MI][H];
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) fs_re_group_max<NACC>(acc[mi], lmax[mi], lane);
-
-  const fs_i64 n = n0 + tid;  // column tid's row (the same for every sample)
-  fs_u64* const best = p.best + n * p.num_samples;
-  const int kind = rc.kind;
-  const float inv_tau = rc.inv_tau;
 
   // A greedy row's test bound is at least the largest logit of the warp's
   // groups of its column inside the vocabulary (rows past V are zeros, not
@@ -290,9 +291,9 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
   // groups of the column pass only if they reach it. (On the block's first
   // tile B is -inf: without this every group of a greedy row would pass.)
   // The same for every sample.
-  float gmax[4];
+  float gmax[H];
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < H; ++k) {
     gmax[k] = fs_own_neg_inf();
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
@@ -300,27 +301,33 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
   }
 
   for (int s = 0; s < p.num_samples; ++s) {
-    // 2. Column tid's group words (and with leads, their leads' noise) and
-    // bound: sample 0's were made during the MMAs.
-    if (s > 0) {
-      fs_re_make_words<MI, TN>(rc, v0, s, leads, words, tid);
-      fs_re_load_bound<MI>(rc, p, n, s);
+    // 2. Columns tid + 128 q's group words (and with leads, their leads'
+    // noise) and bounds: sample 0's were made during the MMAs.
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+      const int col = tid + 128 * q;
+      if (s > 0) {
+        fs_re_make_words<MI, TN>(rc[q], v0, s, leads, words, col);
+        fs_re_load_bound<MI>(rc[q], p, n0 + col, s);
+      }
+      info[col] = rc[q].inv_tau;
+      info[TN + col] = rc[q].bound;
+      info[2 * TN + col] = (float)rc[q].kind;
     }
-    const float bound = rc.bound;
-    info[tid] = inv_tau;
-    info[TN + tid] = bound;
-    info[2 * TN + tid] = (float)kind;
     fs_named_barrier(2 + c, 128);
     if (leads) {
       fs_re_put_leads<MI, NACC, TN>(acc, words, lead_l, wq, lane);
       fs_named_barrier(2 + c, 128);
-      if (kind == FS_RE_SAMPLED) {
-        const fs_u64 lb = fs_re_best_lead<MI, TN>(rc.gw, rc.gn, lead_l, inv_tau, v0, p.vocab, tid);
-        if (lb != 0) atomicMax(best + s, lb);
-      }
+#pragma unroll
+      for (int q = 0; q < Q; ++q)
+        if (rc[q].kind == FS_RE_SAMPLED) {
+          const int col = tid + 128 * q;
+          const fs_u64 lb = fs_re_best_lead<MI, TN>(rc[q].gw, rc[q].gn, lead_l, rc[q].inv_tau, v0, p.vocab, col);
+          if (lb != 0) atomicMax(p.best + (n0 + col) * p.num_samples + s, lb);
+        }
       // Both consumers' leads are in p.best once both have folded; every
       // block's, once every block has counted (fs_re_wait_leads): read the
-      // row's best back as the bound. (Ping-pong: only consumer 0 has a lead
+      // rows' best back as the bounds. (Ping-pong: only consumer 0 has a lead
       // pass, on the block's first tile; the other consumer multiplies.)
 #if FS_PING_PONG
       fs_named_barrier(2 + c, 128);
@@ -331,19 +338,24 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       if (c == 0 && tid == 0) fs_re_wait_leads(p, s);
       fs_named_barrier(1, 256);
 #endif
-      if (kind != FS_RE_DEAD)
-        info[TN + tid] = fmaxf(bound, fmaxf(fs_candidate_score(__ldcg(best + s)), fs_own_neg_inf()));
+#pragma unroll
+      for (int q = 0; q < Q; ++q) {
+        const int col = tid + 128 * q;
+        if (rc[q].kind != FS_RE_DEAD)
+          info[TN + col] = fmaxf(rc[q].bound, fmaxf(fs_candidate_score(__ldcg(p.best + (n0 + col) * p.num_samples + s)),
+                                                    fs_own_neg_inf()));
+      }
       fs_named_barrier(2 + c, 128);
     }
 
-    // 3. The lane's MI x 4 (column, group) tests, all before any group is
+    // 3. The lane's MI x H (column, group) tests, all before any group is
     // taken up (independent chains the scheduler interleaves).
     unsigned pend[MI];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
       pend[mi] = 0;
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
+      for (int k = 0; k < H; ++k) {
         const int col = fs_re_column(lane, k);
         const float kc = info[2 * TN + col], b = info[TN + col];
         const bool pass =

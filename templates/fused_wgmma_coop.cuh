@@ -137,10 +137,10 @@ static_assert(FS_SHARED_WG0 || 128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_
 #define FS_STREAM_K 0
 #endif
 static_assert(!FS_STREAM_K || FS_CLUSTER == 1, "wgmma_coop: stream-K (sk) runs without clusters");
-static_assert(!FS_REG_EPILOGUE || (FS_TN == 128 && !FS_STREAM_K && FS_SHARED_WG0 && !FS_L_GLOBAL),
-              "wgmma_coop: the register epilogue (re) needs T_N = 128, w12x1, and no stream-K or l2");
-static_assert(!FS_PING_PONG || (FS_REG_EPILOGUE && FS_TV == 128),
-              "wgmma_coop: ping-pong (pp) needs the register epilogue and T_V = 128 (whole tiles per consumer)");
+static_assert(!FS_REG_EPILOGUE || ((FS_TN == 128 || FS_TN == 256) && !FS_STREAM_K && FS_SHARED_WG0 && !FS_L_GLOBAL),
+              "wgmma_coop: the register epilogue (re) needs T_N = 128 or 256, w12x1, and no stream-K or l2");
+static_assert(!FS_PING_PONG || (FS_REG_EPILOGUE && FS_TV == 128 && FS_TN == 128),
+              "wgmma_coop: ping-pong (pp) needs the register epilogue and 128 x 128 tiles (whole tiles per consumer)");
 static_assert(!FS_REG_EPILOGUE || 128 * 40 + 256 * FS_CONSUMER_REGS <= FS_THREADS * ((65536 / FS_THREADS) & ~7),
               "wgmma_coop: register split exceeds the block's registers");
 
@@ -297,7 +297,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV, n0 = t.ntile * FS_TN;
       const bool leads = c == 0 && j == 0;
-      fs_re_col<FS_MI> rc;
+      fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128
       const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, reinterpret_cast<fs_u32*>(mybuf), tid, ktiles, leads};
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
           acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + (j * 2 + c) * ktiles, &order[c ^ 1], prep);
@@ -313,7 +313,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV + c * FS_MI * 64, n0 = t.ntile * FS_TN;
-      fs_re_col<FS_MI> rc;
+      fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128
       const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, reinterpret_cast<fs_u32*>(mybuf), tid, ktiles, j == 0};
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
           acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles, nullptr, prep);

@@ -179,7 +179,7 @@ TEST(KernelSpec, StreamKToken) {
 // The register epilogue prints as a trailing "re", only when set; it stages
 // no logits (the shared memory of the staged tile is not needed), keeps each
 // consumer's group words, leads and row bounds in shared memory, and is for
-// wgmma_coop w12x1 with T_N = 128, without stream-K or l2 only (clusters allowed).
+// wgmma_coop w12x1 with T_N = 128 or 256, without stream-K or l2 only (clusters allowed).
 TEST(KernelSpec, RegisterEpilogueToken) {
   KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 256, 128, 64, 4, 12, 1, Arch::sm_90a);
   s.stage_in_l2 = true;
@@ -199,6 +199,19 @@ TEST(KernelSpec, RegisterEpilogueToken) {
     if (field == 3) bad.stage_in_l2 = true;
     expect_error<fs::InvalidArgument>([&] { bad.validate(); }, {"register epilogue"}, why);
   }
+  // T_N = 256 (tv128: one m64n256 per consumer and k16, two batch columns per consumer thread)
+  KernelSpec wide = spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a);
+  wide.reg_epilogue = true;
+  expect_valid_text(wide, "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 re");
+  // per consumer: words and lead logits [1][4][256], 3 x 256 row values
+  EXPECT_EQ(wide.shared_bytes(), std::size_t(4) * (128 + 256) * 64 * 2 + 4 * 16 + 16 + 2 * (2 * 4 + 3) * 256 * 4 + 1024);
+  KernelSpec wide256 = wide;  // 256 accumulators per consumer thread
+  wide256.tile_v = 256;
+  wide256.stages = 2;
+  expect_error<fs::InvalidArgument>([&] { wide256.validate(); }, {"128 accumulators"}, "re tv256 tn256");
+  KernelSpec wide_pp = wide;
+  wide_pp.ping_pong = true;
+  expect_error<fs::InvalidArgument>([&] { wide_pp.validate(); }, {"ping-pong", "tile_n 128"}, "pp with tn256");
   KernelSpec c2 = s;  // in a cluster (sharing W at N = 256, H below), as cuBLAS's 256 x 128 tiles
   c2.cluster = 2;
   expect_valid_text(c2, "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 c2 re");

@@ -211,9 +211,10 @@ std::vector<CompileCase> all_cases() {
     sk.spec.stream_k = true;
     out.push_back(sk);
     // The register epilogue (consumers sample their accumulators): 64 and
-    // 128 accumulators per consumer.
-    for (int tv : {128, 256}) {
-      CompileCase re = coop(tv, 128, 64, 4, 12);
+    // 128 accumulators per consumer, and 128 x 256 tiles (one m64n256 per
+    // consumer and k16 step, two batch columns per consumer thread).
+    for (auto [tv, tn] : {std::pair{128, 128}, {256, 128}, {128, 256}}) {
+      CompileCase re = coop(tv, tn, 64, 4, 12);
       re.spec.reg_epilogue = true;
       out.push_back(re);
     }
