@@ -23,16 +23,18 @@ std::string emit_wgmma_k16(DType dtype, int n) {
     outs += fmt::format("{}\"+f\"(acc[{}])", i ? ", " : "", i);
   }
   return fmt::format(
-      "// Generated: wgmma m64n{n}k16, fp32 += {ab} x {ab}, A and B K-major in shared memory.\n"
-      "__device__ __forceinline__ void fs_wgmma_k16(float (&acc)[{regs}], fs_u64 desc_a, fs_u64 desc_b) {{\n"
+      "// Generated: wgmma m64n{n}k16, fp32 += {ab} x {ab}, A and B K-major in shared memory;\n"
+      "// with scale_d = 0 the accumulators are overwritten (acc = A x B), not added to.\n"
+      "__device__ __forceinline__ void fs_wgmma_k16(float (&acc)[{regs}], fs_u64 desc_a, fs_u64 desc_b,\n"
+      "                                             int scale_d = 1) {{\n"
       "  asm volatile(\n"
       "      \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{one}, 0;\\n\"\n"
       "      \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} {{{dlist}}}, %{da}, %{db}, p, 1, 1, 0, 0;\\n}}\\n\"\n"
       "      : {outs}\n"
-      "      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1));\n"
+      "      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(scale_d));\n"
       "}}\n",
       fmt::arg("n", n), fmt::arg("ab", ab), fmt::arg("regs", regs), fmt::arg("dlist", dlist),
-      fmt::arg("outs", outs), fmt::arg("da", regs), fmt::arg("db", regs + 1), fmt::arg("one", regs + 2));
+      fmt::arg("outs", outs), fmt::arg("da", regs), fmt::arg("db", regs + 1), fmt::arg("one", regs + 2));  // %one: scale_d
 }
 
 namespace {

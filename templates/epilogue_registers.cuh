@@ -263,8 +263,8 @@ struct fs_re_prefetch {
 };
 
 // Gumbel-max over one tile held in the consumer's accumulators (block rows
-// v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN), then zeroes
-// them. buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
+// v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN); the
+// accumulators are not zeroed (the next tile's first MMAs overwrite them). buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
 // index (named barrier 2 + c: the warpgroup's 128 threads; 1: both
 // consumers' 256); leads: run the lead pass first (fs_re_put_leads); rc[q]:
 // column tid + 128 q's inputs of sample 0, made during the MMAs
@@ -387,8 +387,6 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
     }
     fs_named_barrier(2 + c, 128);  // the words and bounds are read before the next sample or tile rewrites them
   }
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-    for (int j = 0; j < NACC; ++j) acc[mi][j] = 0.0f;
+  // The accumulators are left as they are: the next tile's first MMAs
+  // overwrite them (fs_tma_consume_tile's overwrite: wgmma's scale-d = 0).
 }

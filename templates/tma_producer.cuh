@@ -177,7 +177,8 @@ __device__ constexpr unsigned fs_tma_empty_count(unsigned consumer_threads, int 
 // warpgroup arrives on it once the last k-step's MMAs are issued. hook(kt)
 // runs after k-step kt's MMAs are issued, while they run (the register
 // epilogue prepares its sampling there: epilogue_registers.cuh); it must not
-// touch the accumulators.
+// touch the accumulators. overwrite: the tile's first MMAs replace the
+// accumulators (scale-d = 0), whatever they held: the caller need not zero them.
 struct fs_no_hook {
   __device__ __forceinline__ void operator()(int) const {}
 };
@@ -185,7 +186,7 @@ template <int TV, int TN, int TD, int STAGES, int MI, int NACC, int CLUSTER = 1,
 __device__ __forceinline__ void fs_tma_consume_tile(float (&acc)[MI][NACC], fs_u64* full, fs_u64* empty,
                                                     fs_ring_pos<STAGES>& pos, fs_u64 dw0, fs_u64 dh0, int ktiles,
                                                     long long tag0, fs_u64* issued = nullptr,
-                                                    const Hook& hook = Hook{}) {
+                                                    const Hook& hook = Hook{}, bool overwrite = false) {
   constexpr int BC = fs_tma_box_cols(TD), RB = 2 * BC;  // a box's columns and bytes per row
   int prev = 0;  // the stage of the previous k-step
   for (int kt = 0; kt < ktiles; ++kt) {
@@ -193,7 +194,7 @@ __device__ __forceinline__ void fs_tma_consume_tile(float (&acc)[MI][NACC], fs_u
 #pragma unroll
     for (int h = 0; h < TD / BC; ++h)  // the stage's boxes (one commit group each)
       fs_wgmma_stage<MI, NACC, RB>(acc, dw0 + FS_WGMMA_DESC_STEP(pos.st * TV * TD * 2 + h * TV * RB),
-                                   dh0 + FS_WGMMA_DESC_STEP(pos.st * TN * TD * 2 + h * TN * RB));
+                                   dh0 + FS_WGMMA_DESC_STEP(pos.st * TN * TD * 2 + h * TN * RB), overwrite && kt == 0 && h == 0);
     if (issued && kt == ktiles - 1 && (threadIdx.x & 127) == 0) fs_mbar_arrive(issued);
     hook(kt);
     fs_wgmma_wait<TD / BC>();  // the previous stage's MMAs are done: free it

@@ -44,8 +44,10 @@ __device__ __forceinline__ void fs_fence_proxy_async() { asm volatile("fence.pro
 // the generated shape fs_wgmma_k16 (m64 n FS_WGMMA_N k16): instruction b
 // takes H rows [b FS_WGMMA_N, (b + 1) FS_WGMMA_N) and accumulators
 // [b FS_WGMMA_N / 2, ...), which is where one m64 n T_N instruction keeps them.
+// overwrite: the box's first k16 step replaces the accumulators instead of
+// adding to them (wgmma's scale-d = 0), so a tile needs no zeroing before it.
 template <int MI, int NACC, int RB = 128>
-__device__ __forceinline__ void fs_wgmma_stage(float (&acc)[MI][NACC], fs_u64 dw, fs_u64 dh) {
+__device__ __forceinline__ void fs_wgmma_stage(float (&acc)[MI][NACC], fs_u64 dw, fs_u64 dh, bool overwrite = false) {
   constexpr int IACC = FS_WGMMA_N / 2;  // accumulators per instruction
   static_assert(NACC % IACC == 0, "fs_wgmma_stage: T_N is whole instructions");
   fs_wgmma_fence();
@@ -57,7 +59,7 @@ __device__ __forceinline__ void fs_wgmma_stage(float (&acc)[MI][NACC], fs_u64 dw
       for (int b = 0; b < NACC / IACC; ++b)
         fs_wgmma_k16(*reinterpret_cast<float(*)[IACC]>(&acc[mi][b * IACC]),
                      dw + FS_WGMMA_DESC_STEP(mi * 64 * RB + kk * 32),
-                     dh + FS_WGMMA_DESC_STEP(b * FS_WGMMA_N * RB + kk * 32));
+                     dh + FS_WGMMA_DESC_STEP(b * FS_WGMMA_N * RB + kk * 32), kk > 0 || !overwrite);
   }
   fs_wgmma_commit();
 }

@@ -389,6 +389,17 @@ TEST(WgmmaInstruction, LargestPartOfTnThatFitsTheLaunchBound) {
   EXPECT_EQ(fs::wgmma_instruction_n(make_spec(b, Variant::wgmma_coop, Arch::sm_90a, 128, 256, 32, 4, 12, 1)), 256);
 }
 
+// The generated wgmma wrapper takes wgmma's scale-d as an argument (default 1:
+// accumulate): the register epilogue's tiles start with scale-d = 0 on their
+// first k16 step, which overwrites the accumulators instead of zeroing them
+// after each tile (the GPU exactness tests of every `re` config check the result).
+TEST(WgmmaInstruction, ScaleDIsAnArgument) {
+  const std::string w = fs::emit_wgmma_k16(DType::bf16, 128);
+  for (const char* needle : {"int scale_d = 1", "\"r\"(scale_d)", "setp.ne.b32 p, %66, 0",
+                             "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"})
+    EXPECT_NE(w.find(needle), std::string::npos) << needle << " not in:\n" << w;
+}
+
 TEST(NvrtcSource, RenderedSourceFixesTheSpec) {
   const KernelSpec s = make_spec(DType::fp16, Variant::mma_sync, Arch::sm_90a, 256, 32, 64, 3, 4, 2);
   const fs::RenderedKernel r = fs::render_kernel(s);
