@@ -28,13 +28,13 @@ std::string emit_wgmma_k16(DType dtype, int n) {
       "__device__ __forceinline__ void fs_wgmma_k16(float (&acc)[{regs}], fs_u64 desc_a, fs_u64 desc_b,\n"
       "                                             int scale_d = 1) {{\n"
       "  asm volatile(\n"
-      "      \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{one}, 0;\\n\"\n"
+      "      \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{scale}, 0;\\n\"\n"
       "      \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} {{{dlist}}}, %{da}, %{db}, p, 1, 1, 0, 0;\\n}}\\n\"\n"
       "      : {outs}\n"
       "      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(scale_d));\n"
       "}}\n",
       fmt::arg("n", n), fmt::arg("ab", ab), fmt::arg("regs", regs), fmt::arg("dlist", dlist),
-      fmt::arg("outs", outs), fmt::arg("da", regs), fmt::arg("db", regs + 1), fmt::arg("one", regs + 2));  // %one: scale_d
+      fmt::arg("outs", outs), fmt::arg("da", regs), fmt::arg("db", regs + 1), fmt::arg("scale", regs + 2));
 }
 
 namespace {
