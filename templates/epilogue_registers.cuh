@@ -187,10 +187,13 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
 
 // Column tid's row and its first sample's sampling inputs, made while the
 // tile's MMAs run (fs_re_prefetch): the row's kind, 1/tau and Philox seed and
-// offset; the group words of sample s (gw, also stored to the shared words)
-// and, for the lead pass, the leads' noise gn; the row's bound B.
+// offset (loaded once per row: a consumer keeps them from tile to tile while
+// its tiles' batch rows stay the same); the group words of sample s (gw, also
+// stored to the shared words) and, for the lead pass, the leads' noise gn; the
+// row's bound B.
 template <int MI>
 struct fs_re_col {
+  fs_i64 row = -1;  // the row whose kind, 1/tau, seed and offset these are
   int kind;
   float inv_tau, bound;
   fs_u64 seed, offset;
@@ -198,9 +201,11 @@ struct fs_re_col {
   float gn[MI][4];
 };
 
-// Row n's kind, 1/tau, seed and offset.
+// Row n's kind, 1/tau, seed and offset (nothing to do if rc holds them).
 template <int MI>
 __device__ __forceinline__ void fs_re_load_row(fs_re_col<MI>& rc, const fs_fused_params& p, fs_i64 n) {
+  if (rc.row == n) return;
+  rc.row = n;
   const bool exists = n < p.rows;
   const float tau = exists ? fs_row_temperature(p.row, n) : -1.0f;
   rc.kind = !(exists && fs_temperature_valid(tau)) ? FS_RE_DEAD : tau == 0.0f ? FS_RE_GREEDY : FS_RE_SAMPLED;
@@ -240,7 +245,7 @@ __device__ __forceinline__ void fs_re_load_bound(fs_re_col<MI>& rc, const fs_fus
 
 // The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
 // inputs of columns tid + 128 q (q < TN / 128) while the tile's MMAs run: the
-// rows' parameters after the first k-step's MMAs are issued, the words
+// rows' parameters (when the rows changed) after the first k-step's MMAs are issued, the words
 // (Philox, leads' noise) after the second's, the bounds after the last's (as
 // late as possible: a bound only rises). The words' shared slots are free:
 // the previous tile's sampling ended with a barrier after its last read.

@@ -284,6 +284,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // (so a parity wait cannot pass on an older phase).
     unsigned order_phase = 0;
     unsigned char* const mybuf = rebuf + c * fs_re_bytes<FS_MI, FS_TN>();  // its words and row values
+    fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
     pos = fs_ring_pos<FS_STAGES>((long long)c * ktiles);
     for (fs_i64 g = first + c * step; g < groups; g += 2 * step, j += 2) {
       if (j + c > 0) {
@@ -297,7 +298,6 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV, n0 = t.ntile * FS_TN;
       const bool leads = c == 0 && j == 0;
-      fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128
       const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, reinterpret_cast<fs_u32*>(mybuf), tid, ktiles, leads};
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
           acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + (j * 2 + c) * ktiles, &order[c ^ 1], prep, true);
@@ -310,10 +310,10 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // lead, which sets the rows' bounds. In a cluster an empty tile (past the
     // vocabulary, sharing H) is sampled too, as with ping-pong: no candidate.
     unsigned char* const mybuf = rebuf + c * fs_re_bytes<FS_MI, FS_TN>();  // its words and row values
+    fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV + c * FS_MI * 64, n0 = t.ntile * FS_TN;
-      fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128
       const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, reinterpret_cast<fs_u32*>(mybuf), tid, ktiles, j == 0};
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
           acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles, nullptr, prep, true);
