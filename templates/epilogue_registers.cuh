@@ -15,21 +15,26 @@
 //      8, 16; each shuffle halves the values a lane holds: 28 shuffles for
 //      128 values), which leaves each lane the maxima of T_N / 32 columns;
 //   2. per sample: consumer thread t makes the group words of column t (one
-//      Philox call per 64-row block: the four groups of the four warps) and
-//      reads the row's bound B, the best score folded into p.best so far (a
-//      stale B is only lower: conservative); these go to shared memory.
-//      Sample 0's are made while the tile's MMAs run (fs_re_prefetch, a hook
-//      of the k-loop), so they cost the tensor cores nothing;
-//   3. each (column, group) is tested on its word as in epilogue_owner.cuh
-//      (noise_skip.cuh: a word below fs_group_skip_word gives every value of
-//      the group an approximate score below fs_prune_threshold(B), so an
-//      exact score below B, so it can neither win nor tie); greedy rows on
-//      the logit alone (lmax < B);
+//      Philox call per 64-row block: the four groups of the four warps), each
+//      group's lead noise G_lead (the exact noise of the group's lead, which
+//      bounds the exact noise of every token of the group), and reads the
+//      row's bound B, the best score folded into p.best so far (a stale B is
+//      only lower: conservative); these, 1/tau and the row's seed and offset
+//      go to shared memory. Sample 0's are made while the tile's MMAs run
+//      (fs_re_prefetch, a hook of the k-loop), so they cost the tensor cores
+//      nothing;
+//   3. each (column, group) is tested with one FMA: fma(lmax, 1/tau, G_lead)
+//      < B rules the group out (fs_group_may_win; docs/rng.md section 6,
+//      upper bound 1c: every token's exact score fma(l, 1/tau, G) is at most
+//      that, fp32 rounding being monotone, so below B: it can neither win nor
+//      tie); greedy rows on the logit alone (lmax < B);
 //   4. rarely, a group passes: the 8 lanes holding its values (a quad; the
 //      four quads of a warp in parallel) take it up, compute each value's
 //      approximate score (gumbel_bound.cuh), and for those that reach
 //      fs_prune_threshold(B) the exact one (the group word from shared
-//      memory), and fold every value whose exact score reaches B into p.best
+//      memory; the row's seed and offset from shared memory too: a global
+//      load per group taken up cost each round an L2 latency), and fold
+//      every value whose exact score reaches B into p.best
 //      with the 64-bit atomic max (fs_pack_candidate: fs_better's order).
 //      Folding any candidate is safe; only skipping needs the proof.
 //
@@ -57,12 +62,14 @@
 #define FS_RE_SAMPLED 1
 #define FS_RE_GREEDY 2
 
-// Shared memory of one consumer: the group words [MI][4][TN], the leads'
-// logits [MI][4][TN] (first tile) and per column 1/tau, the bound and the
-// row's kind [3][TN].
+// Shared memory of one consumer: the group words [MI][4][TN], the groups'
+// lead noise [MI][4][TN] (on the first tile it holds the leads' logits for a
+// moment: fs_re_put_leads), per column 1/tau, the bound and the row's kind
+// [3][TN], and the rows' Philox seeds and offsets [2][TN] (64-bit). The host's
+// KernelSpec::shared_bytes counts the same.
 template <int MI, int TN>
 __device__ constexpr int fs_re_bytes() {
-  return (2 * MI * 4 * TN + 3 * TN) * 4;
+  return (2 * MI * 4 * TN + 3 * TN) * 4 + 2 * TN * 8;
 }
 
 // Transpose-reduce: m[0 .. 2K) of every lane -> m[0 .. K) holding the
@@ -130,13 +137,15 @@ __device__ __forceinline__ float2 fs_re_pick(const float (&acc)[NACC], int col) 
 // fs_own_exact_score), folded when it reaches the bound B; greedy rows their
 // logit (the quad's largest one). col must be of the calling quad (col / 2 %
 // 4 == lane % 4), all 8 lanes of it calling. gw: the group's
-// word; vg: the group's first vocabulary index.
+// word; vg: the group's first vocabulary index; info: the consumer's values
+// per column (fs_re_tile), the rows' seeds and offsets after them.
 template <int NACC, int TN>
 __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const fs_fused_params& p, fs_i64 n0,
                                                  int col, fs_i64 vg, int s, const float* info, fs_u32 gw, int lane) {
   const float2 l = fs_re_pick<NACC>(acc, col);
   const fs_i64 n = n0 + col;
   const float bound = info[TN + col], inv_tau = info[col];
+  const fs_u64* const row_keys = reinterpret_cast<const fs_u64*>(info + 3 * TN);  // [2][TN]: seeds, offsets
   fs_u64* const best = p.best + n * p.num_samples + s;
   if (info[2 * TN + col] == (float)FS_RE_GREEDY) {
     // The quad's largest candidate, one atomic per group (xor 4, 8, 16 keep
@@ -162,7 +171,7 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
     if (lane < 4 && key != 0) atomicMax(best, key);
     return;
   }
-  const fs_philox_row key = fs_philox_row_init(fs_row_seed(p.row, n), fs_row_offset(p.row, n), (fs_u32)s);
+  const fs_philox_row key = fs_philox_row_init(row_keys[col], row_keys[TN + col], (fs_u32)s);
   const float thr = fs_prune_threshold(bound);
   const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
   const int lead = fs_group_lead(gw);
@@ -189,8 +198,9 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
 // tile's MMAs run (fs_re_prefetch): the row's kind, 1/tau and Philox seed and
 // offset (loaded once per row: a consumer keeps them from tile to tile while
 // its tiles' batch rows stay the same); the group words of sample s (gw, also
-// stored to the shared words) and, for the lead pass, the leads' noise gn; the
-// row's bound B.
+// stored to the shared words) and the groups' lead noise gn (to shared memory
+// too: the tests' bound on every token's noise; and the lead pass's scores);
+// the row's bound B.
 template <int MI>
 struct fs_re_col {
   fs_i64 row = -1;  // the row whose kind, 1/tau, seed and offset these are
@@ -216,11 +226,9 @@ __device__ __forceinline__ void fs_re_load_row(fs_re_col<MI>& rc, const fs_fused
 
 // The group words of sample s for vocabulary rows v0 .. v0 + 64 MI (one
 // Philox call per 64-row block: the four groups of the four warps), to
-// registers and to column col of words [MI][4][TN]; with leads also each
-// group's lead noise.
+// registers and to column col of words [MI][4][TN].
 template <int MI, int TN>
-__device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, int s, bool leads, fs_u32* words,
-                                                 int col) {
+__device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, int s, fs_u32* words, int col) {
   if (rc.kind != FS_RE_SAMPLED) return;
   const fs_philox_row key = fs_philox_row_init(rc.seed, rc.offset, (fs_u32)s);
 #pragma unroll
@@ -231,8 +239,20 @@ __device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, i
     for (int k = 0; k < 4; ++k) {
       rc.gw[mi][k] = g[0].v[k];
       words[(mi * 4 + k) * TN + col] = g[0].v[k];
-      if (leads) rc.gn[mi][k] = fs_token_gumbel(g[0].v[k], 0u, fs_group_lead(g[0].v[k]));
     }
+  }
+}
+
+// The lead noise of block mi's four groups (the bound on each group's exact
+// noise: two fs_logs each), to registers and to column col of gl
+// [MI][4][TN]; after fs_re_make_words.
+template <int MI, int TN>
+__device__ __forceinline__ void fs_re_make_leads(fs_re_col<MI>& rc, int mi, float* gl, int col) {
+  if (rc.kind != FS_RE_SAMPLED) return;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    rc.gn[mi][k] = fs_token_gumbel(rc.gw[mi][k], 0u, fs_group_lead(rc.gw[mi][k]));
+    gl[(mi * 4 + k) * TN + col] = rc.gn[mi][k];
   }
 }
 
@@ -243,26 +263,54 @@ __device__ __forceinline__ void fs_re_load_bound(fs_re_col<MI>& rc, const fs_fus
                                    : fmaxf(fs_candidate_score(__ldcg(p.best + n * p.num_samples + s)), fs_own_neg_inf());
 }
 
+// A consumer's fs_re_bytes<MI, TN>() of shared memory, by part.
+template <int MI, int TN>
+struct fs_re_smem {
+  fs_u32* words;  // [MI][4][TN] group words
+  float* gl;      // [MI][4][TN] the groups' lead noise (first tile: the leads' logits for a moment)
+  float* info;    // [3][TN] 1/tau, bound, kind
+  fs_u64* keys;   // [2][TN] the rows' Philox seeds and offsets
+  __device__ __forceinline__ explicit fs_re_smem(unsigned char* buf)
+      : words(reinterpret_cast<fs_u32*>(buf)),
+        gl(reinterpret_cast<float*>(buf) + MI * 4 * TN),
+        info(reinterpret_cast<float*>(buf) + 2 * MI * 4 * TN),
+        keys(reinterpret_cast<fs_u64*>(reinterpret_cast<float*>(buf) + 2 * MI * 4 * TN + 3 * TN)) {}
+};
+
 // The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
-// inputs of columns tid + 128 q (q < TN / 128) while the tile's MMAs run: the
-// rows' parameters (when the rows changed) after the first k-step's MMAs are issued, the words
-// (Philox, leads' noise) after the second's, the bounds after the last's (as
-// late as possible: a bound only rises). The words' shared slots are free:
-// the previous tile's sampling ended with a barrier after its last read.
+// inputs of columns tid + 128 q (q < TN / 128) while the tile's MMAs run, a
+// piece after each k-step's MMAs are issued: the rows' parameters (loaded
+// when the rows changed; to shared memory) after the first's, the words
+// (Philox) after the second's, block mi's lead noise after the (mi + 3)rd's,
+// the bounds after the last's (as late as possible: a bound only rises;
+// fewer k-steps: the later pieces in this order after the last). The shared
+// slots are free: the previous tile's sampling ended with a barrier after its
+// last read.
 template <int MI, int TN>
 struct fs_re_prefetch {
   fs_re_col<MI>* rc;  // [TN / 128]
   const fs_fused_params& p;
   fs_i64 v0, n;  // n: column tid's row
-  fs_u32* words;
+  unsigned char* buf;
   int tid, ktiles;
-  bool leads;
   __device__ __forceinline__ void operator()(int kt) const {
+    const fs_re_smem<MI, TN> sm(buf);
+    const int kw = ktiles > 1 ? 1 : 0;
 #pragma unroll
     for (int q = 0; q < TN / 128; ++q) {
-      if (kt == 0) fs_re_load_row<MI>(rc[q], p, n + 128 * q);
-      if (kt == (ktiles > 1 ? 1 : 0)) fs_re_make_words<MI, TN>(rc[q], v0, 0, leads, words, tid + 128 * q);
-      if (kt == ktiles - 1) fs_re_load_bound<MI>(rc[q], p, n + 128 * q, 0);
+      const int col = tid + 128 * q;
+      if (kt == 0) {
+        fs_re_load_row<MI>(rc[q], p, n + 128 * q);
+        sm.info[col] = rc[q].inv_tau;
+        sm.info[2 * TN + col] = (float)rc[q].kind;
+        sm.keys[col] = rc[q].seed;
+        sm.keys[TN + col] = rc[q].offset;
+      }
+      if (kt == kw) fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, col);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+        if (kt == (kw + 1 + mi < ktiles ? kw + 1 + mi : ktiles - 1)) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);
+      if (kt == ktiles - 1) fs_re_load_bound<MI>(rc[q], p, n + 128 * q, 0);  // to shared memory after the MMAs
     }
   }
 };
@@ -282,9 +330,9 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
   static_assert((TN == 128 || TN == 256) && NACC == TN / 2, "epilogue_registers: T_N = 128 or 256");
   constexpr int Q = TN / 128;     // columns per consumer thread: tid + 128 q
   constexpr int H = NACC / 16;    // group maxima per lane and 64-row block
-  fs_u32* words = reinterpret_cast<fs_u32*>(buf);                // [MI][4][TN]
-  float* lead_l = reinterpret_cast<float*>(words + MI * 4 * TN);  // [MI][4][TN]
-  float* info = lead_l + MI * 4 * TN;                             // [3][TN]: 1/tau, bound, kind
+  const fs_re_smem<MI, TN> sm(buf);
+  fs_u32* const words = sm.words;
+  float* const info = sm.info;
   const int tid = wq * 32 + lane;
   float lmax[MI][H];
 #pragma unroll
@@ -306,28 +354,36 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
   }
 
   for (int s = 0; s < p.num_samples; ++s) {
-    // 2. Columns tid + 128 q's group words (and with leads, their leads'
-    // noise) and bounds: sample 0's were made during the MMAs.
+    // 2. Columns tid + 128 q's group words, lead noise and bounds: sample
+    // 0's were made during the MMAs (with 1/tau, the kind, seed and offset;
+    // the bound's load too, stored only now: a store in the hook would wait
+    // there for the load).
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
       const int col = tid + 128 * q;
       if (s > 0) {
-        fs_re_make_words<MI, TN>(rc[q], v0, s, leads, words, col);
+        fs_re_make_words<MI, TN>(rc[q], v0, s, words, col);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);
         fs_re_load_bound<MI>(rc[q], p, n0 + col, s);
       }
-      info[col] = rc[q].inv_tau;
       info[TN + col] = rc[q].bound;
-      info[2 * TN + col] = (float)rc[q].kind;
     }
     fs_named_barrier(2 + c, 128);
     if (leads) {
-      fs_re_put_leads<MI, NACC, TN>(acc, words, lead_l, wq, lane);
+      // The leads' logits go where the lead noise is (gl); each column's
+      // thread reads its column's and puts its noise back (its slots alone).
+      fs_re_put_leads<MI, NACC, TN>(acc, words, sm.gl, wq, lane);
       fs_named_barrier(2 + c, 128);
 #pragma unroll
       for (int q = 0; q < Q; ++q)
         if (rc[q].kind == FS_RE_SAMPLED) {
           const int col = tid + 128 * q;
-          const fs_u64 lb = fs_re_best_lead<MI, TN>(rc[q].gw, rc[q].gn, lead_l, rc[q].inv_tau, v0, p.vocab, col);
+          const fs_u64 lb = fs_re_best_lead<MI, TN>(rc[q].gw, rc[q].gn, sm.gl, rc[q].inv_tau, v0, p.vocab, col);
+#pragma unroll
+          for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int k = 0; k < 4; ++k) sm.gl[(mi * 4 + k) * TN + col] = rc[q].gn[mi][k];
           if (lb != 0) atomicMax(p.best + (n0 + col) * p.num_samples + s, lb);
         }
       // Both consumers' leads are in p.best once both have folded; every
@@ -363,10 +419,9 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       for (int k = 0; k < H; ++k) {
         const int col = fs_re_column(lane, k);
         const float kc = info[2 * TN + col], b = info[TN + col];
-        const bool pass =
-            kc == (float)FS_RE_SAMPLED
-                ? words[(mi * 4 + wq) * TN + col] >= fs_group_skip_word(fs_prune_threshold(b), lmax[mi][k], info[col])
-                : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < fmaxf(b, gmax[k]));
+        const bool pass = kc == (float)FS_RE_SAMPLED
+                              ? fs_group_may_win(lmax[mi][k], info[col], sm.gl[(mi * 4 + wq) * TN + col], b)
+                              : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < fmaxf(b, gmax[k]));
         pend[mi] |= (unsigned)pass << k;
       }
     }

@@ -55,6 +55,18 @@ FS_HD float fs_token_gumbel(fs_u32 group_word, fs_u32 word, int pos) {
   return -fs_log(e);
 }
 
+// Whether a group (largest logit lmax, lead noise g_lead = fs_token_gumbel
+// of its lead) may hold a value whose exact score FS_FMA(l, inv_tau, G)
+// reaches `bound` (docs/rng.md section 6, upper bound 1c). Every token's
+// exact noise is at most the lead's (fs_log is monotone: CPU test
+// GumbelRace.LogIsMonotoneWhereTheNoiseUsesIt) and fp32 rounding is
+// monotone, so for inv_tau > 0 every score of the group is at most
+// FS_FMA(lmax, inv_tau, g_lead): below the bound, none can win or tie. NaN
+// anywhere: may win.
+FS_HD bool fs_group_may_win(float lmax, float inv_tau, float g_lead, float bound) {
+  return !(FS_FMA(lmax, inv_tau, g_lead) < bound);
+}
+
 // The noise g(seed, offset, v, s) of the contract.
 FS_HD float fs_gumbel_noise(fs_u64 seed, fs_u64 offset, fs_u64 v, fs_u32 sample) {
   const fs_philox_ctr c = fs_noise_block(seed, offset, v, sample);

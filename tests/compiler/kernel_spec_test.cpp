@@ -178,7 +178,7 @@ TEST(KernelSpec, StreamKToken) {
 
 // The register epilogue prints as a trailing "re", only when set; it stages
 // no logits (the shared memory of the staged tile is not needed), keeps each
-// consumer's group words, leads and row bounds in shared memory, and is for
+// consumer's group words, lead noise, row values, seeds and offsets in shared memory, and is for
 // wgmma_coop w12x1 with T_N = 128 or 256, without stream-K or l2 only (clusters allowed).
 TEST(KernelSpec, RegisterEpilogueToken) {
   KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 256, 128, 64, 4, 12, 1, Arch::sm_90a);
@@ -187,8 +187,9 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   s.stage_in_l2 = false;
   s.reg_epilogue = true;
   expect_valid_text(s, "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re");
-  // per consumer: words and lead logits [2][4][128], 3 x 128 row values (4 bytes each)
-  EXPECT_EQ(s.shared_bytes(), unstaged + 2 * (2 * 2 * 4 + 3) * 128 * 4);
+  // per consumer: words and lead noise [2][4][128], 3 x 128 row values (4 bytes each), the rows' seeds and
+  // offsets (8 bytes each)
+  EXPECT_EQ(s.shared_bytes(), unstaged + 2 * ((2 * 2 * 4 + 3) * 128 * 4 + 2 * 128 * 8));
   EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4").reg_epilogue);
   for (auto [field, why] : {std::pair<int, const char*>{0, "re with tn64"}, {1, "re with w16x1"}, {2, "re with sk"},
                             {3, "re with l2"}}) {
@@ -203,8 +204,9 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   KernelSpec wide = spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a);
   wide.reg_epilogue = true;
   expect_valid_text(wide, "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 re");
-  // per consumer: words and lead logits [1][4][256], 3 x 256 row values
-  EXPECT_EQ(wide.shared_bytes(), std::size_t(4) * (128 + 256) * 64 * 2 + 4 * 16 + 16 + 2 * (2 * 4 + 3) * 256 * 4 + 1024);
+  // per consumer: words and lead noise [1][4][256], 3 x 256 row values, seeds and offsets
+  EXPECT_EQ(wide.shared_bytes(),
+            std::size_t(4) * (128 + 256) * 64 * 2 + 4 * 16 + 16 + 2 * ((2 * 4 + 3) * 256 * 4 + 2 * 256 * 8) + 1024);
   KernelSpec wide256 = wide;  // 256 accumulators per consumer thread
   wide256.tile_v = 256;
   wide256.stages = 2;

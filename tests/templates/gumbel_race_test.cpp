@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "templates/gumbel_race.cuh"
@@ -102,6 +103,65 @@ TEST(GumbelRace, GroupSkipWordRulesOutOnlyGroupsBelowTheThreshold) {
   const double ideal = double(kLevels) * -std::expm1(-16.0 * std::exp(-14.0));
   EXPECT_GE(passing, ideal);
   EXPECT_LE(passing, 1.02 * ideal + 8.0);
+}
+
+// fs_log is monotone on every float the noise passes it: uniforms u >= 2^-24
+// and the race's sums a (+ e), from E_min / 16 (3.7e-9) to 1.04 + 16.64. With
+// fs_log(1) = 0 this makes -log(u) >= 0, so a + e >= a in fp32 and every
+// token's noise -fs_log(a + e) is at most the lead's -fs_log(a): the bound
+// the register epilogue's group test stands on (fs_group_may_win). Every
+// float of [2^-29, 32), on two threads.
+TEST(GumbelRace, LogIsMonotoneWhereTheNoiseUsesIt) {
+  EXPECT_EQ(fs_log(1.0f), 0.0f);
+  const fs_u32 lo = fs_float_bits(std::ldexp(1.0f, -29)), hi = fs_float_bits(32.0f), mid = lo + (hi - lo) / 2;
+  std::uint64_t drops[2] = {0, 0};
+  fs_u32 first_drop[2] = {0, 0};
+  auto scan = [&](int part, fs_u32 from, fs_u32 to) {  // pairs (b - 1, b) for b in (from, to]
+    float prev = fs_log(fs_bits_float(from));
+    for (fs_u32 b = from + 1; b <= to; ++b) {
+      const float y = fs_log(fs_bits_float(b));
+      if (y < prev && drops[part]++ == 0) first_drop[part] = b;
+      prev = y;
+    }
+  };
+  std::thread other(scan, 1, mid, hi);
+  scan(0, lo, mid);
+  other.join();
+  EXPECT_EQ(drops[0], 0u) << "fs_log falls at " << fs_bits_float(first_drop[0]);
+  EXPECT_EQ(drops[1], 0u) << "fs_log falls at " << fs_bits_float(first_drop[1]);
+}
+
+// fs_group_may_win(lmax, 1/tau, lead noise, B) false means no token of the
+// group (logits <= lmax, any token word) has an exact score reaching B; and the
+// test is tight: with B at the lead's own score (its logit lmax) the group
+// may win (a tie), one ulp above it not. Random groups, temperatures and logits.
+TEST(GumbelRace, GroupMayWinIsFalseOnlyWhenNoScoreReachesTheBound) {
+  std::mt19937_64 rng(20261122);
+  std::uniform_real_distribution<float> l_d(-40.0f, 40.0f), gap_d(-0.5f, 12.0f), drop_d(0.0f, 3.0f);
+  const float inv_taus[] = {1.0f, 2.0f, 1.0f / 0.7f, 0.5f, 100.0f, 1.0f / 3.0f};
+  int ruled_out = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const fs_u32 gw = fs_u32(rng());
+    const float lmax = l_d(rng), w = inv_taus[i % 6];
+    const float g_lead = fs_token_gumbel(gw, 0u, fs_group_lead(gw));
+    const float lead_score = FS_FMA(lmax, w, g_lead);
+    ASSERT_TRUE(fs_group_may_win(lmax, w, g_lead, lead_score)) << "a tie with the bound must pass";
+    ASSERT_FALSE(fs_group_may_win(lmax, w, g_lead, std::nextafter(lead_score, INFINITY)));
+    const float bound = lead_score + gap_d(rng);
+    if (fs_group_may_win(lmax, w, g_lead, bound)) continue;
+    ++ruled_out;
+    for (int t = 0; t < 16; ++t) {  // every position, the lead's logit lmax or lower, a random own word
+      const float l = t == fs_group_lead(gw) ? lmax : lmax - drop_d(rng);
+      const float sc = FS_FMA(l, w, fs_token_gumbel(gw, fs_u32(rng()), t));
+      ASSERT_LT(sc, bound) << "gw " << gw << " pos " << t << " lmax " << lmax << " 1/tau " << w;
+    }
+  }
+  EXPECT_GT(ruled_out, 90000);
+  // NaN in, may win (the caller's take-up never folds a NaN score).
+  EXPECT_TRUE(fs_group_may_win(NAN, 1.0f, 3.0f, 10.0f));
+  EXPECT_TRUE(fs_group_may_win(1.0f, 1.0f, 3.0f, NAN));
+  EXPECT_TRUE(fs_group_may_win(INFINITY, 1.0f, 3.0f, INFINITY));  // an infinite logit ties an infinite bound
+  EXPECT_FALSE(fs_group_may_win(5.0f, 1.0f, 3.0f, INFINITY));
 }
 
 TEST(GumbelRace, LeadPositionIsUniform) {
