@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""phase_trace.py: turns the working tree into a per-warp clock64 trace build of
+the register epilogue (wgmma_coop ... re, not pp). Test builds only; revert with
+`git checkout templates runtime` (commit or stash wanted edits first).
+
+The consumer warps of blocks 0 and 66 add up, over every tile after their first,
+the cycles of the tile's k-loop (mma) and of each epilogue phase: group maxima
+(gmax), row values and the barrier after them (info), the group tests (tests),
+the take-up rounds (take) and the end-of-sample barrier (endbar), and the
+rounds taken; the 8th launch of each loaded module prints the per-tile means to
+stderr (lines starting TRACE; a launch per benchmark repetition, so use
+--fs_reps >= 8). Phases are approximate: clock64 does not wait for loads and
+shuffles still in flight, so a phase can carry the tail of the one before.
+Session 21 used it (BENCHMARKS.md "Session 21"):
+  python3 scripts/phase_trace.py && cmake --build build -j2 && cp build/fusedsample_bench build/bench_trace
+  git checkout templates runtime && cmake --build build -j2
+  # device: FUSEDSAMPLE_CACHE_DIR=/tmp/ct ./build/bench_trace --fs_rows=256 --fs_reps=10 2>&1 | grep TRACE
+"""
+import pathlib, sys
+
+root = pathlib.Path(__file__).resolve().parent.parent
+
+
+def edit(path, pairs):
+    p = root / path
+    s = p.read_text()
+    for old, new in pairs:
+        if s.count(old) != 1:
+            sys.exit(f"phase_trace.py: {path}: expected one match of:\n{old}")
+        s = s.replace(old, new)
+    p.write_text(s)
+
+
+edit("templates/epilogue_registers.cuh", [
+    ("                                           fs_re_col<MI> (&rc)[TN / 128]) {",
+     "                                           fs_re_col<MI> (&rc)[TN / 128], long long* tr = nullptr) {\n"
+     "  long long tc = clock64(), tn;\n"
+     "#define FS_TR(i) do { tn = clock64(); if (tr) tr[i] += tn - tc; tc = tn; } while (0)"),
+    ("  float gmax[H];", "  FS_TR(1);\n  float gmax[H];"),
+    ("    fs_named_barrier(2 + c, 128);\n    if (leads) {", "    fs_named_barrier(2 + c, 128);\n    FS_TR(2);\n    if (leads) {"),
+    ("#pragma unroll\n    for (int mi = 0; mi < MI; ++mi) {\n      // 4. The passing",
+     "    FS_TR(3);\n#pragma unroll\n    for (int mi = 0; mi < MI; ++mi) {\n      // 4. The passing"),
+    ("        if (!mine) continue;", "        if (tr) tr[6] += 1;\n        if (!mine) continue;"),
+    ("    fs_named_barrier(2 + c, 128);  // the words and bounds are read",
+     "    FS_TR(4);\n    fs_named_barrier(2 + c, 128);  // the words and bounds are read"),
+    ("  // The accumulators are left as they are: the next", "  FS_TR(5);\n#undef FS_TR\n  // The accumulators are left as they are: the next"),
+])
+edit("templates/fused_wgmma_coop.cuh", [
+    ("#ifndef FS_CLUSTER\n", "__device__ unsigned long long fs_trace_buf[16 * 10];\n#ifndef FS_CLUSTER\n"),
+    ("""    fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
+    for (fs_i64 g = first; g < groups; g += step, ++j) {""",
+     """    fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
+    long long tr[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const long long tstart = clock64();
+    for (fs_i64 g = first; g < groups; g += step, ++j) {"""),
+    ("""      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
+          acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles, nullptr, prep, true);
+      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, mybuf, c, wq, lane, j == 0, rc);
+    }""",
+     """      const long long ta = clock64();
+      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
+          acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles, nullptr, prep, true);
+      if (j > 0) tr[0] += clock64() - ta;
+      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, mybuf, c, wq, lane, j == 0, rc, j > 0 ? tr : nullptr);
+      if (j > 0) tr[7] += 1;
+    }
+    const long long ttot = clock64() - tstart;
+    if (lane == 0 && (blockIdx.x == 0 || blockIdx.x == 66)) {
+      unsigned long long* const b = fs_trace_buf + ((blockIdx.x ? 8 : 0) + c * 4 + wq) * 10;
+      for (int i = 0; i < 8; ++i) atomicAdd(b + i, (unsigned long long)tr[i]);
+      atomicAdd(b + 8, (unsigned long long)ttot);
+      atomicAdd(b + 9, 1ull);
+    }"""),
+])
+edit("runtime/cuda_driver.hpp", [("  X(cuModuleGetFunction)            \\\n",
+                                  "  X(cuModuleGetFunction)            \\\n  X(cuModuleGetGlobal)              \\\n")])
+edit("runtime/loaded_module.hpp", [("  int fused_local_bytes() const;\n", "  int fused_local_bytes() const;\n  void trace_tick() const;\n"),
+                                   ("  int resident_blocks_ = 0;\n", "  int resident_blocks_ = 0;\n  mutable int launches_ = 0;\n")])
+edit("runtime/loaded_module.cpp", [("int LoadedModule::fused_registers() const {", r'''void LoadedModule::trace_tick() const {
+  if (++launches_ != 8) return;
+  const auto* cu = driver::try_api(nullptr);
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  if (!cu || cu->cuModuleGetGlobal(&ptr, &bytes, module_, "fs_trace_buf") != CUDA_SUCCESS || bytes != 160 * 8) return;
+  unsigned long long h[160];
+  cu->cuCtxSynchronize();
+  cu->cuMemcpyDtoH(h, ptr, bytes);
+  fmt::print(stderr, "TRACE [{}] cycles per tile after the first; w = 8 x block (0 or 66) + 4 x consumer + warp\n",
+             kernel_->spec.to_string());
+  for (int w = 0; w < 16; ++w) {
+    const unsigned long long* r = h + w * 10;
+    const double t = r[7] ? double(r[7]) : 1.0;
+    fmt::print(stderr, "TRACE w{:2} launches {} tiles/launch {:.1f} mma {:.0f} gmax {:.0f} info {:.0f} tests {:.0f} "
+               "take {:.0f} endbar {:.0f} rounds {:.2f} total/tile {:.0f}\n", w, r[9], r[7] / double(r[9] ? r[9] : 1),
+               r[0] / t, r[1] / t, r[2] / t, r[3] / t, r[4] / t, r[5] / t, r[6] / t, r[8] / (t + r[9]));
+  }
+}
+
+int LoadedModule::fused_registers() const {''')])
+edit("runtime/sampler.cpp", [("""unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
+  }""", """unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
+    m.trace_tick();
+  }""")])
+print("phase_trace.py: trace build applied; revert with: git checkout templates runtime")
