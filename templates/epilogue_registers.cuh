@@ -211,10 +211,10 @@ struct fs_re_col {
   float gn[MI][4];
 };
 
-// Row n's kind, 1/tau, seed and offset (nothing to do if rc holds them).
+// Row n's kind, 1/tau, seed and offset; false (nothing done) if rc holds them.
 template <int MI>
-__device__ __forceinline__ void fs_re_load_row(fs_re_col<MI>& rc, const fs_fused_params& p, fs_i64 n) {
-  if (rc.row == n) return;
+__device__ __forceinline__ bool fs_re_load_row(fs_re_col<MI>& rc, const fs_fused_params& p, fs_i64 n) {
+  if (rc.row == n) return false;
   rc.row = n;
   const bool exists = n < p.rows;
   const float tau = exists ? fs_row_temperature(p.row, n) : -1.0f;
@@ -222,6 +222,7 @@ __device__ __forceinline__ void fs_re_load_row(fs_re_col<MI>& rc, const fs_fused
   rc.inv_tau = rc.kind == FS_RE_SAMPLED ? 1.0f / tau : 1.0f;
   rc.seed = exists ? fs_row_seed(p.row, n) : 0;
   rc.offset = exists ? fs_row_offset(p.row, n) : 0;
+  return true;
 }
 
 // The group words of sample s for vocabulary rows v0 .. v0 + 64 MI (one
@@ -279,8 +280,9 @@ struct fs_re_smem {
 
 // The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
 // inputs of columns tid + 128 q (q < TN / 128) while the tile's MMAs run, a
-// piece after each k-step's MMAs are issued: the rows' parameters (loaded
-// when the rows changed; to shared memory) after the first's, the words
+// piece after each k-step's MMAs are issued: the rows' parameters after the
+// first's (loaded and stored to shared memory only when the rows changed:
+// nothing else writes those slots), the words
 // (Philox) after the second's, block mi's lead noise after the (mi + 3)rd's,
 // the bounds after the last's (as late as possible: a bound only rises;
 // fewer k-steps: the later pieces in this order after the last). The shared
@@ -299,8 +301,7 @@ struct fs_re_prefetch {
 #pragma unroll
     for (int q = 0; q < TN / 128; ++q) {
       const int col = tid + 128 * q;
-      if (kt == 0) {
-        fs_re_load_row<MI>(rc[q], p, n + 128 * q);
+      if (kt == 0 && fs_re_load_row<MI>(rc[q], p, n + 128 * q)) {
         sm.info[col] = rc[q].inv_tau;
         sm.info[2 * TN + col] = (float)rc[q].kind;
         sm.keys[col] = rc[q].seed;
@@ -317,7 +318,8 @@ struct fs_re_prefetch {
 
 // Gumbel-max over one tile held in the consumer's accumulators (block rows
 // v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN); the
-// accumulators are not zeroed (the next tile's first MMAs overwrite them). buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
+// accumulators are not zeroed (the next tile's first MMAs overwrite them).
+// buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
 // index (named barrier 2 + c: the warpgroup's 128 threads; 1: both
 // consumers' 256); leads: run the lead pass first (fs_re_put_leads); rc[q]:
 // column tid + 128 q's inputs of sample 0, made during the MMAs
