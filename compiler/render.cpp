@@ -11,7 +11,7 @@
 
 namespace fusedsample {
 
-const char* generator_version() { return "fusedsample-gen-21"; }
+const char* generator_version() { return "fusedsample-gen-20"; }
 
 namespace {
 

@@ -29,13 +29,13 @@
 //      that, fp32 rounding being monotone, so below B: it can neither win nor
 //      tie); greedy rows on the logit alone (lmax < B);
 //   4. rarely, a group passes: the 8 lanes holding its values (a quad; the
-//      four quads of a warp in parallel) take it up: each token whose own
-//      fma(l, 1/tau, G_lead) reaches B (the same bound, per token: mostly
-//      the group's maximum alone) gets its exact score (its Philox word, the
-//      group's race minimum and lead from shared memory, made in the k-loop
-//      hook), folded into p.best when it reaches B with the 64-bit atomic
-//      max (fs_pack_candidate: fs_better's order). No approximate stage: the
-//      per-token bound is exact and costs one FMA.
+//      four quads of a warp in parallel) take it up, compute each value's
+//      approximate score (gumbel_bound.cuh), and for those that reach
+//      fs_prune_threshold(B) the exact one (the group word from shared
+//      memory; the row's seed and offset from shared memory too: a global
+//      load per group taken up cost each round an L2 latency), and fold
+//      every value whose exact score reaches B into p.best
+//      with the 64-bit atomic max (fs_pack_candidate: fs_better's order).
 //      Folding any candidate is safe; only skipping needs the proof.
 //
 // Once the row's bound is near its final score nearly every group is ruled
@@ -49,6 +49,8 @@
 #include "fs_params.cuh"
 #include "philox_batch.cuh"
 #include "gumbel_race.cuh"
+#include "gumbel_bound.cuh"
+#include "noise_skip.cuh"
 #include "mbarrier.cuh"
 #include "epilogue_owner.cuh"
 #include "epilogue_leads.cuh"
@@ -62,30 +64,13 @@
 
 // Shared memory of one consumer: the group words [MI][4][TN], the groups'
 // lead noise [MI][4][TN] (on the first tile it holds the leads' logits for a
-// moment: fs_re_put_leads) and race minima [MI][4][TN], per column 1/tau,
-// the bound and the row's kind [3][TN], and the rows' Philox seeds and
-// offsets [2][TN] (64-bit). The host's KernelSpec::shared_bytes counts the
-// same.
+// moment: fs_re_put_leads), per column 1/tau, the bound and the row's kind
+// [3][TN], and the rows' Philox seeds and offsets [2][TN] (64-bit). The host's
+// KernelSpec::shared_bytes counts the same.
 template <int MI, int TN>
 __device__ constexpr int fs_re_bytes() {
-  return (3 * MI * 4 * TN + 3 * TN) * 4 + 2 * TN * 8;
+  return (2 * MI * 4 * TN + 3 * TN) * 4 + 2 * TN * 8;
 }
-
-// A consumer's fs_re_bytes<MI, TN>() of shared memory, by part.
-template <int MI, int TN>
-struct fs_re_smem {
-  fs_u32* words;  // [MI][4][TN] group words
-  float* gl;      // [MI][4][TN] the groups' lead noise (first tile: the leads' logits for a moment)
-  float* ga;      // [MI][4][TN] the groups' race minima a (fs_group_race_min)
-  float* info;    // [3][TN] 1/tau, bound, kind
-  fs_u64* keys;   // [2][TN] the rows' Philox seeds and offsets
-  __device__ __forceinline__ explicit fs_re_smem(unsigned char* buf)
-      : words(reinterpret_cast<fs_u32*>(buf)),
-        gl(reinterpret_cast<float*>(buf) + MI * 4 * TN),
-        ga(reinterpret_cast<float*>(buf) + 2 * MI * 4 * TN),
-        info(reinterpret_cast<float*>(buf) + 3 * MI * 4 * TN),
-        keys(reinterpret_cast<fs_u64*>(reinterpret_cast<float*>(buf) + 3 * MI * 4 * TN + 3 * TN)) {}
-};
 
 // Transpose-reduce: m[0 .. 2K) of every lane -> m[0 .. K) holding the
 // maximum of the pair (lane, lane ^ MASK): the lane whose MASK bit is set
@@ -146,29 +131,23 @@ __device__ __forceinline__ float2 fs_re_pick(const float (&acc)[NACC], int col) 
 
 // Step 4 for one passing (column col, this warp's group of block mi): the
 // lanes of col's quad take their two tokens (rows lane/4 and lane/4 + 8 of
-// the group) each. A token is a candidate only if fma(l, 1/tau, G_lead)
-// reaches the bound B (the group test for the token's own logit: its exact
-// noise is at most the lead's, so below that its exact score is below B;
-// docs/rng.md section 6, upper bound 1c); the group's maximum always is, the
-// group's other tokens rarely. A candidate's exact score is the contract's
-// formula: the lead's from G_lead itself, any other's from its own Philox
-// word and the group's race minimum a (both made in the k-loop hook,
-// fs_re_make_leads, with the same operations as fs_token_gumbel), folded
-// when it reaches B. A lane scores its candidates one at a time, so a round
-// costs one Philox call and two fs_logs where each lane has at most one.
-// Greedy rows fold their logit (the quad's largest one). col must be of the
-// calling quad (col / 2 % 4 == lane % 4), all 8 lanes of it calling. at:
-// the group's slot of the words, lead noise and race minima [MI][4][TN]
-// (column col); vg: the group's first vocabulary index.
-template <int NACC, int MI, int TN>
+// the group) each: the token's approximate score first (gumbel_bound.cuh:
+// one Philox call and three SFU logarithms), and only where that reaches
+// fs_prune_threshold(B) the exact score (the contract's formula, as
+// fs_own_exact_score), folded when it reaches the bound B; greedy rows their
+// logit (the quad's largest one). col must be of the calling quad (col / 2 %
+// 4 == lane % 4), all 8 lanes of it calling. gw: the group's
+// word; vg: the group's first vocabulary index; info: the consumer's values
+// per column (fs_re_tile), the rows' seeds and offsets after them.
+template <int NACC, int TN>
 __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const fs_fused_params& p, fs_i64 n0,
-                                                 int col, fs_i64 vg, int s, const fs_re_smem<MI, TN>& sm, int at,
-                                                 int lane) {
+                                                 int col, fs_i64 vg, int s, const float* info, fs_u32 gw, int lane) {
   const float2 l = fs_re_pick<NACC>(acc, col);
   const fs_i64 n = n0 + col;
-  const float bound = sm.info[TN + col];
+  const float bound = info[TN + col], inv_tau = info[col];
+  const fs_u64* const row_keys = reinterpret_cast<const fs_u64*>(info + 3 * TN);  // [2][TN]: seeds, offsets
   fs_u64* const best = p.best + n * p.num_samples + s;
-  if (sm.info[2 * TN + col] == (float)FS_RE_GREEDY) {
+  if (info[2 * TN + col] == (float)FS_RE_GREEDY) {
     // The quad's largest candidate, one atomic per group (xor 4, 8, 16 keep
     // lane % 4): a token per atomic (session 18) put every block's 16 per
     // group on the same 128 words of p.best while greedy rows had no bound
@@ -192,28 +171,25 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
     if (lane < 4 && key != 0) atomicMax(best, key);
     return;
   }
-  const float inv_tau = sm.info[col], g_lead = sm.gl[at];
-  unsigned todo = 0;
+  const fs_philox_row key = fs_philox_row_init(row_keys[col], row_keys[TN + col], (fs_u32)s);
+  const float thr = fs_prune_threshold(bound);
+  const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
+  const int lead = fs_group_lead(gw);
+  fs_u32 word[2];
+  float st[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {  // the two tokens' words and approximate scores, side by side
+    const int v = (int)vg + (lane >> 2) + 8 * h;
+    fs_philox_ctr c[1];
+    fs_philox_blocks<1>(key, (fs_u32)(v >> 2), c);
+    word[h] = fs_own_pick(c[0], v & 3);
+    st[h] = __fmaf_rn(h ? l.y : l.x, inv_tau, fs_token_gumbel_approx(a, word[h], (v & 15) == lead));
+  }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int v = (int)vg + (lane >> 2) + 8 * h;
-    if (v < p.vocab && fs_group_may_win(h ? l.y : l.x, inv_tau, g_lead, bound)) todo |= 1u << h;  // NaN: may
-  }
-  if (todo == 0) return;
-  const int lead = fs_group_lead(sm.words[at]);
-  const float a = sm.ga[at];
-  const fs_philox_row key = fs_philox_row_init(sm.keys[col], sm.keys[TN + col], (fs_u32)s);
-#pragma unroll 1
-  for (; todo; todo &= todo - 1) {
-    const int h = __ffs(todo) - 1;
-    const int v = (int)vg + (lane >> 2) + 8 * h;
-    float g = g_lead;
-    if ((v & 15) != lead) {
-      fs_philox_ctr c[1];
-      fs_philox_blocks<1>(key, (fs_u32)(v >> 2), c);
-      g = -fs_log(FS_FADD(a, fs_exp1_from_bits(fs_own_pick(c[0], v & 3))));  // fs_token_gumbel's non-lead noise
-    }
-    const float sc = FS_FMA(h ? l.y : l.x, inv_tau, g);
+    if (v >= p.vocab || st[h] < thr) continue;  // below the threshold: the exact score is below B
+    const float sc = FS_FMA(h ? l.y : l.x, inv_tau, fs_token_gumbel(gw, word[h], v & 15));
     if (sc >= bound) atomicMax(best, fs_pack_candidate(sc, v));  // a NaN score is never folded (never wins)
   }
 }
@@ -268,19 +244,16 @@ __device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, i
   }
 }
 
-// The race minimum a and lead noise -log(a) of block mi's four groups (the
-// bound on each group's exact noise; fs_token_gumbel's operations for the
-// lead: two fs_logs each), to registers (the noise) and to column col of ga
-// and gl [MI][4][TN]; after fs_re_make_words.
+// The lead noise of block mi's four groups (the bound on each group's exact
+// noise: two fs_logs each), to registers and to column col of gl
+// [MI][4][TN]; after fs_re_make_words.
 template <int MI, int TN>
-__device__ __forceinline__ void fs_re_make_leads(fs_re_col<MI>& rc, int mi, float* gl, float* ga, int col) {
+__device__ __forceinline__ void fs_re_make_leads(fs_re_col<MI>& rc, int mi, float* gl, int col) {
   if (rc.kind != FS_RE_SAMPLED) return;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    const float a = fs_group_race_min(rc.gw[mi][k]);
-    rc.gn[mi][k] = -fs_log(a);
+    rc.gn[mi][k] = fs_token_gumbel(rc.gw[mi][k], 0u, fs_group_lead(rc.gw[mi][k]));
     gl[(mi * 4 + k) * TN + col] = rc.gn[mi][k];
-    ga[(mi * 4 + k) * TN + col] = a;
   }
 }
 
@@ -290,6 +263,20 @@ __device__ __forceinline__ void fs_re_load_bound(fs_re_col<MI>& rc, const fs_fus
   rc.bound = rc.kind == FS_RE_DEAD ? 0.0f
                                    : fmaxf(fs_candidate_score(__ldcg(p.best + n * p.num_samples + s)), fs_own_neg_inf());
 }
+
+// A consumer's fs_re_bytes<MI, TN>() of shared memory, by part.
+template <int MI, int TN>
+struct fs_re_smem {
+  fs_u32* words;  // [MI][4][TN] group words
+  float* gl;      // [MI][4][TN] the groups' lead noise (first tile: the leads' logits for a moment)
+  float* info;    // [3][TN] 1/tau, bound, kind
+  fs_u64* keys;   // [2][TN] the rows' Philox seeds and offsets
+  __device__ __forceinline__ explicit fs_re_smem(unsigned char* buf)
+      : words(reinterpret_cast<fs_u32*>(buf)),
+        gl(reinterpret_cast<float*>(buf) + MI * 4 * TN),
+        info(reinterpret_cast<float*>(buf) + 2 * MI * 4 * TN),
+        keys(reinterpret_cast<fs_u64*>(reinterpret_cast<float*>(buf) + 2 * MI * 4 * TN + 3 * TN)) {}
+};
 
 // The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
 // inputs of columns tid + 128 q (q < TN / 128) while the tile's MMAs run, a
@@ -323,7 +310,7 @@ struct fs_re_prefetch {
       if (kt == kw) fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, col);
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
-        if (kt == (kw + 1 + mi < ktiles ? kw + 1 + mi : ktiles - 1)) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, sm.ga, col);
+        if (kt == (kw + 1 + mi < ktiles ? kw + 1 + mi : ktiles - 1)) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);
       if (kt == ktiles - 1) fs_re_load_bound<MI>(rc[q], p, n + 128 * q, 0);  // to shared memory after the MMAs
     }
   }
@@ -379,7 +366,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       if (s > 0) {
         fs_re_make_words<MI, TN>(rc[q], v0, s, words, col);
 #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, sm.ga, col);
+        for (int mi = 0; mi < MI; ++mi) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);
         fs_re_load_bound<MI>(rc[q], p, n0 + col, s);
       }
       info[TN + col] = rc[q].bound;
@@ -457,7 +444,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
         if (lane == src && mine) pend[mi] &= pend[mi] - 1;
         if (!mine) continue;
         const int col = fs_re_column(src, k);
-        fs_re_take_group<NACC, MI, TN>(acc[mi], p, n0, col, vg, s, sm, (mi * 4 + wq) * TN + col, lane);
+        fs_re_take_group<NACC, TN>(acc[mi], p, n0, col, vg, s, info, words[(mi * 4 + wq) * TN + col], lane);
       }
     }
     fs_named_barrier(2 + c, 128);  // the words and bounds are read before the next sample or tile rewrites them

@@ -187,9 +187,9 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   s.stage_in_l2 = false;
   s.reg_epilogue = true;
   expect_valid_text(s, "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re");
-  // per consumer: words, lead noise and race minima [2][4][128], 3 x 128 row values (4 bytes each), the rows'
-  // seeds and offsets (8 bytes each)
-  EXPECT_EQ(s.shared_bytes(), unstaged + 2 * ((3 * 2 * 4 + 3) * 128 * 4 + 2 * 128 * 8));
+  // per consumer: words and lead noise [2][4][128], 3 x 128 row values (4 bytes each), the rows' seeds and
+  // offsets (8 bytes each)
+  EXPECT_EQ(s.shared_bytes(), unstaged + 2 * ((2 * 2 * 4 + 3) * 128 * 4 + 2 * 128 * 8));
   EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4").reg_epilogue);
   for (auto [field, why] : {std::pair<int, const char*>{0, "re with tn64"}, {1, "re with w16x1"}, {2, "re with sk"},
                             {3, "re with l2"}}) {
@@ -201,13 +201,12 @@ TEST(KernelSpec, RegisterEpilogueToken) {
     expect_error<fs::InvalidArgument>([&] { bad.validate(); }, {"register epilogue"}, why);
   }
   // T_N = 256 (tv128: one m64n256 per consumer and k16, two batch columns per consumer thread)
-  // (s3: four stages and the epilogue's shared memory exceed 227 KiB)
-  KernelSpec wide = spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 3, 12, 1, Arch::sm_90a);
+  KernelSpec wide = spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a);
   wide.reg_epilogue = true;
-  expect_valid_text(wide, "bf16 sm_90a wgmma_coop tv128 tn256 td64 s3 w12x1 re");
-  // per consumer: words, lead noise and race minima [1][4][256], 3 x 256 row values, seeds and offsets
+  expect_valid_text(wide, "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 re");
+  // per consumer: words and lead noise [1][4][256], 3 x 256 row values, seeds and offsets
   EXPECT_EQ(wide.shared_bytes(),
-            std::size_t(3) * (128 + 256) * 64 * 2 + 3 * 16 + 16 + 2 * ((3 * 4 + 3) * 256 * 4 + 2 * 256 * 8) + 1024);
+            std::size_t(4) * (128 + 256) * 64 * 2 + 4 * 16 + 16 + 2 * ((2 * 4 + 3) * 256 * 4 + 2 * 256 * 8) + 1024);
   KernelSpec wide256 = wide;  // 256 accumulators per consumer thread
   wide256.tile_v = 256;
   wide256.stages = 2;
@@ -232,8 +231,8 @@ TEST(KernelSpec, PingPongToken) {
   const std::size_t halves = s.shared_bytes();
   s.ping_pong = true;
   expect_valid_text(s, "bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 re pp");
-  // per consumer: words, lead noise and race minima [2][4][128] instead of [1][4][128]; two 8-byte barriers
-  EXPECT_EQ(s.shared_bytes(), halves + 2 * (12 * 128 * 4) + 16);
+  // per consumer: words and lead logits [2][4][128] instead of [1][4][128]; two 8-byte barriers
+  EXPECT_EQ(s.shared_bytes(), halves + 2 * (8 * 128 * 4) + 16);
   EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4 w12x1 re").ping_pong);
   KernelSpec c2 = s;  // clusters: with ping-pong only
   c2.cluster = 2;

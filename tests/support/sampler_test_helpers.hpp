@@ -178,7 +178,7 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_coop_spec(dtype, 128, 128, 4, 12, 1, 64, false, false, true),
           make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 1, 64, false, false, true),
           // two batch columns per consumer thread (T_N = 256, one m64n256 per k16 step)
-          make_wgmma_coop_spec(dtype, 128, 256, 3, 12, 1, 64, false, false, true),
+          make_wgmma_coop_spec(dtype, 128, 256, 4, 12, 1, 64, false, false, true),
           // and in a cluster (share W at N = 256, H with empty tiles past V below)
           make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 2, 64, false, false, true),
           // ping-pong (each consumer whole tiles in turn), with the register epilogue
