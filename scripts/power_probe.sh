@@ -4,6 +4,7 @@
 # (line, N) pairs, from a 20 ms nvidia-smi log. Tests whether a line runs
 # into the board's power limit (clock below the maximum at ~ the limit).
 #   scripts/power_probe.sh V d REPS "line:N line:N ..."   (line: floor, cublas, unfused, fused)
+#   (BENCH=path runs another build of fusedsample_bench, e.g. an experiment copy)
 # Prints: line, N, median µs (the benchmark's), and the SM clock and power the
 # run settles at (means over its last quarter), the energy per call (µs x W)
 # and the most frequent clock-event reasons there (nvidia-smi's bitmask:
@@ -16,6 +17,7 @@ OUT=${OUT:-/tmp/fs-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/build/devlibs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 v=$1; d=$2; reps=$3; pairs=$4
+bench=${BENCH:-./build/fusedsample_bench}  # BENCH=path: another build of the benchmark
 nvidia-smi --query-gpu=name,power.limit,clocks.max.sm --format=csv,noheader
 power=power.draw
 nvidia-smi --help-query-gpu | grep -q '"power.draw.instant"' && power=power.draw.instant
@@ -30,10 +32,10 @@ for pair in $pairs; do
   line=${pair%%:*}; n=${pair##*:}
   filter="^$line/V${v}_d$d/N$n/"; [[ $line == floor ]] && filter="^floor/V${v}_d$d"
   # one untimed run first compiles the kernels, so the timed window holds only launches
-  ./build/fusedsample_bench --fs_order=sequential --fs_shapes=$v,$d --fs_rows=$n --fs_reps=3 \
+  "$bench" --fs_order=sequential --fs_shapes=$v,$d --fs_rows=$n --fs_reps=3 \
     --benchmark_filter="$filter" >/dev/null 2>&1
   t0=$(date +%s.%N)
-  us=$(./build/fusedsample_bench --fs_order=sequential --fs_shapes=$v,$d --fs_rows=$n --fs_reps=$reps \
+  us=$("$bench" --fs_order=sequential --fs_shapes=$v,$d --fs_rows=$n --fs_reps=$reps \
         --benchmark_filter="$filter" 2>/dev/null | grep -oE "us=[0-9.]+k?" | head -1)
   t1=$(date +%s.%N)
   echo "$line $n $t0 $t1 $us" >>"$OUT/windows.txt"
