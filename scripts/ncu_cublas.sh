@@ -6,6 +6,7 @@
 # (time, SM clock, cycles, DRAM and L2 bytes, tensor-pipe activity), so the
 # two tables compare the GEMM alone with a fused launch of the same shape.
 #   scripts/ncu_cublas.sh ROWS VOCAB HIDDEN [LAUNCHES]   (LAUNCHES: how many to profile, default 40)
+# FS_NCU_EXTRA="metric,metric" adds metrics (full names with their .sum/.pct suffix), as in ncu_compare.sh.
 # Clocks are left alone (--clock-control none), as the device notes ask.
 set -uo pipefail
 rows=${1:?rows}; vocab=${2:?vocab}; hidden=${3:?hidden}; count=${4:-40}
@@ -14,6 +15,7 @@ tensor=$(ncu --query-metrics 2>/dev/null | grep -o "sm__pipe_tensor_op_gmma_cycl
 tensor=${tensor:-sm__pipe_tensor_op_hmma_cycles_active}
 metrics=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,dram__bytes_read.sum
 metrics+=,dram__bytes_write.sum,lts__t_bytes.sum,$tensor.avg.pct_of_peak_sustained_elapsed
+[[ -n ${FS_NCU_EXTRA:-} ]] && metrics+=,$FS_NCU_EXTRA
 ncu --clock-control none --launch-count "$count" --metrics "$metrics" --csv \
   ./build/fusedsample_bench --fs_order=sequential --fs_shapes="$vocab,$hidden" --fs_rows="$rows" --fs_reps=1 \
   --benchmark_filter="^cublas/" >/tmp/ncu_cublas.csv 2>/tmp/ncu_cublas.err
