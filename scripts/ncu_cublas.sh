@@ -5,20 +5,25 @@
 # fastest kernel is the one the line times. The counters are ncu_compare.sh's
 # (time, SM clock, cycles, DRAM and L2 bytes, tensor-pipe activity), so the
 # two tables compare the GEMM alone with a fused launch of the same shape.
-#   scripts/ncu_cublas.sh ROWS VOCAB HIDDEN [LAUNCHES]   (LAUNCHES: how many to profile, default 40)
+#   scripts/ncu_cublas.sh ROWS VOCAB HIDDEN [LAUNCHES] [LINE]   (LAUNCHES: how many to profile, default 40;
+#                                                             LINE: the benchmark line, default cublas)
+# LINE=fused profiles our kernel on the benchmark's own data (logits of std 1, a seed per row), which the
+# sampling's cost depends on: `fusedsample demo`, which ncu_compare.sh runs, draws logits of std 3 and gives
+# every row one seed.
 # FS_NCU_EXTRA="metric,metric" adds metrics (full names with their .sum/.pct suffix), as in ncu_compare.sh.
 # Clocks are left alone (--clock-control none), as the device notes ask.
 set -uo pipefail
-rows=${1:?rows}; vocab=${2:?vocab}; hidden=${3:?hidden}; count=${4:-40}
+rows=${1:?rows}; vocab=${2:?vocab}; hidden=${3:?hidden}; count=${4:-40}; line=${5:-cublas}
 export LD_LIBRARY_PATH="$PWD/build/devlibs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 tensor=$(ncu --query-metrics 2>/dev/null | grep -o "sm__pipe_tensor_op_gmma_cycles_active" | head -1)
 tensor=${tensor:-sm__pipe_tensor_op_hmma_cycles_active}
 metrics=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,dram__bytes_read.sum
 metrics+=,dram__bytes_write.sum,lts__t_bytes.sum,$tensor.avg.pct_of_peak_sustained_elapsed
 [[ -n ${FS_NCU_EXTRA:-} ]] && metrics+=,$FS_NCU_EXTRA
-ncu --clock-control none --launch-count "$count" --metrics "$metrics" --csv \
+kernels=(); [[ $line == fused ]] && kernels=(-k regex:fs_fused_kernel)  # the bench sets up cuBLAS for every line
+ncu --clock-control none "${kernels[@]}" --launch-count "$count" --metrics "$metrics" --csv \
   ./build/fusedsample_bench --fs_order=sequential --fs_shapes="$vocab,$hidden" --fs_rows="$rows" --fs_reps=1 \
-  --benchmark_filter="^cublas/" >/tmp/ncu_cublas.csv 2>/tmp/ncu_cublas.err
+  --benchmark_filter="^$line/" >/tmp/ncu_cublas.csv 2>/tmp/ncu_cublas.err
 python3 - "$metrics" <<'PY'
 import csv, sys, collections
 metrics = sys.argv[1].split(',')
@@ -34,7 +39,7 @@ for r in rows[1:]:
 print("| launch | kernel | " + " | ".join(metrics) + " |")
 print("|---|---|" + "---:|" * len(metrics))
 for i, d in launch.items():
-    if d['name'].startswith('fs_'):
+    if d['name'].startswith('fs_stream'):
         continue
     print(f"| {i} | `{d['name'][:110]}` | " + " | ".join(d.get(m, '-') for m in metrics) + " |")
 PY
