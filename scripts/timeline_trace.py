@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""timeline_trace.py: turns the working tree into a launch-timeline build of
+the wgmma_coop kernels (every spec of that variant). Test builds only; revert
+with `git checkout templates runtime` (commit or stash wanted edits first).
+
+Thread 0 of every block stamps %globaltimer (ns) at four events: kernel entry,
+the start and the end of consumer warpgroup 1's tile loop, and the block's
+exit (after fs_grid_finish, so the last block's exit includes the final
+reduction); the kernel keeps each event's earliest and latest stamp. Before
+the 8th launch of a loaded module the host resets them; after it, it prints
+one line to stderr (TIMELINE ...) with each event's first and last stamp in
+µs after the first block's entry: how long the blocks take to start, to reach
+their tile loop, how far apart they finish it, and what follows. Compare the
+last exit with the benchmark's event-timed median (a launch per repetition,
+so use --fs_reps >= 8).
+Session 22 used it (BENCHMARKS.md "Session 22"):
+  python3 scripts/timeline_trace.py && cmake --build build -j2 && cp build/fusedsample_bench build/bench_timeline
+  git checkout templates runtime && cmake --build build -j2
+  # device: FUSEDSAMPLE_CACHE_DIR=/tmp/ct ./build/bench_timeline --fs_rows=1,256 --fs_reps=10 2>&1 | grep TIMELINE
+"""
+import pathlib, sys
+
+root = pathlib.Path(__file__).resolve().parent.parent
+
+
+def edit(path, pairs):
+    p = root / path
+    s = p.read_text()
+    for old, new in pairs:
+        if s.count(old) != 1:
+            sys.exit(f"timeline_trace.py: {path}: expected one match of:\n{old}")
+        s = s.replace(old, new)
+    p.write_text(s)
+
+
+MARK = r'''__device__ unsigned long long fs_timeline_buf[8];  // per event: earliest, latest %globaltimer
+__device__ __forceinline__ void fs_timeline_mark(int e) {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  atomicMin(fs_timeline_buf + 2 * e, t);
+  atomicMax(fs_timeline_buf + 2 * e + 1, t);
+}
+#ifndef FS_CLUSTER
+'''
+
+edit("templates/fused_wgmma_coop.cuh", [
+    ("#ifndef FS_CLUSTER\n", MARK),
+    ("  unsigned char* fs_smem = fs_smem_align_1024(fs_smem_raw);\n",
+     "  if (threadIdx.x == 0) fs_timeline_mark(0);\n  unsigned char* fs_smem = fs_smem_align_1024(fs_smem_raw);\n"),
+    ("    const int c = __shfl_sync(0xffffffffu, wg - 1, 0), wq = tid >> 5, lane = tid & 31;\n",
+     "    const int c = __shfl_sync(0xffffffffu, wg - 1, 0), wq = tid >> 5, lane = tid & 31;\n"
+     "    if (threadIdx.x == 128) fs_timeline_mark(1);\n"),
+    ("  } else {\n#if !FS_REG_EPILOGUE  // (no epilogue warps",
+     "    if (threadIdx.x == 128) fs_timeline_mark(2);\n  } else {\n#if !FS_REG_EPILOGUE  // (no epilogue warps"),
+    ("  fs_grid_finish(p);\n}", "  fs_grid_finish(p);\n  if (threadIdx.x == 0) fs_timeline_mark(3);\n}"),
+])
+edit("runtime/cuda_driver.hpp", [("  X(cuModuleGetFunction)            \\\n",
+                                  "  X(cuModuleGetFunction)            \\\n  X(cuModuleGetGlobal)              \\\n")])
+edit("runtime/loaded_module.hpp", [("  int fused_local_bytes() const;\n", "  int fused_local_bytes() const;\n  void timeline_tick() const;\n"),
+                                   ("  int resident_blocks_ = 0;\n", "  int resident_blocks_ = 0;\n  mutable int launches_ = 0;\n")])
+edit("runtime/loaded_module.cpp", [("int LoadedModule::fused_registers() const {", r'''void LoadedModule::timeline_tick() const {
+  ++launches_;
+  if (launches_ != 7 && launches_ != 8) return;
+  const auto* cu = driver::try_api(nullptr);
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  if (!cu || cu->cuModuleGetGlobal(&ptr, &bytes, module_, "fs_timeline_buf") != CUDA_SUCCESS || bytes != 8 * 8) return;
+  unsigned long long h[8];
+  cu->cuCtxSynchronize();
+  if (launches_ == 7) {  // reset before the 8th launch
+    for (int i = 0; i < 8; ++i) h[i] = i % 2 ? 0ull : ~0ull;
+    cu->cuMemcpyHtoD(ptr, h, bytes);
+    return;
+  }
+  cu->cuMemcpyDtoH(h, ptr, bytes);
+  const auto us = [&](int i) { return double(h[i] - h[0]) / 1000.0; };
+  fmt::print(stderr, "TIMELINE [{}] µs after the first entry: entries {:.1f}-{:.1f}, loop starts {:.1f}-{:.1f}, "
+             "loop ends {:.1f}-{:.1f}, exits {:.1f}-{:.1f}\n", kernel_->spec.to_string(), us(0), us(1), us(2), us(3),
+             us(4), us(5), us(6), us(7));
+}
+
+int LoadedModule::fused_registers() const {''')])
+edit("runtime/sampler.cpp", [("""unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
+  }""", """unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
+    m.timeline_tick();
+  }""")])
+print("timeline_trace.py: timeline build applied; revert with: git checkout templates runtime")
