@@ -106,7 +106,7 @@ std::size_t KernelSpec::shared_bytes() const {
         return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 +
                (stage_in_l2 || reg_epilogue ? 0 : std::size_t(tile_n) * tile_v * 4) + std::size_t(stages) * 16 +
                16 + (stream_k ? 16 : 0) + (reg_epilogue ? 2 * ((8 * consumer_blocks + 3) * tile_n * 4 + 2 * tile_n * 8) : 0) +
-               (ping_pong ? 16 : 0) + (dynamic_tiles ? std::size_t(stages) * 8 + 8 : 0) + 1024;
+               (ping_pong ? 16 : 0) + 1024;
       }
   }
   return epilogue;
@@ -125,8 +125,6 @@ void KernelSpec::validate() const {
   if (reg_epilogue && ((tile_n != 128 && tile_n != 256) || warps_m != 12 || stream_k || stage_in_l2))
     bad("the register epilogue (re) needs tile_n 128 or 256 (one or two batch columns per consumer thread) and w12x1 "
         "(no epilogue warps), without stream-K or l2 (nothing is staged)");
-  if (dynamic_tiles && (variant != Variant::wgmma_coop || cluster != 1 || stream_k || ping_pong))
-    bad("the dynamic tile order (dt) is for wgmma_coop without clusters, stream-K (sk) or ping-pong (pp)");
   if (ping_pong && (!reg_epilogue || tile_v != 128 || tile_n != 128))
     bad("ping-pong (pp) needs the register epilogue (re) and tile_v 128, tile_n 128 (each consumer multiplies whole "
         "128 x 128 tiles)");
@@ -201,11 +199,10 @@ void KernelSpec::validate() const {
 }
 
 std::string KernelSpec::to_string() const {
-  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}{}{}{}{}", fusedsample::to_string(dtype),
+  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}{}{}{}", fusedsample::to_string(dtype),
                      fusedsample::to_string(arch), fusedsample::to_string(variant), tile_v, tile_n, tile_d, stages,
                      warps_m, warps_n, cluster == 1 ? std::string() : fmt::format(" c{}", cluster),
-                     stage_in_l2 ? " l2" : "", stream_k ? " sk" : "", reg_epilogue ? " re" : "", ping_pong ? " pp" : "",
-                     dynamic_tiles ? " dt" : "");
+                     stage_in_l2 ? " l2" : "", stream_k ? " sk" : "", reg_epilogue ? " re" : "", ping_pong ? " pp" : "");
 }
 
 KernelSpec KernelSpec::parse(std::string_view text) {
@@ -228,7 +225,6 @@ KernelSpec KernelSpec::parse(std::string_view text) {
     else if (t == "sk") s.stream_k = true;
     else if (t == "re") s.reg_epilogue = true;
     else if (t == "pp") s.ping_pong = true;
-    else if (t == "dt") s.dynamic_tiles = true;
     else if (t.starts_with("tv")) s.tile_v = num(t, 2);
     else if (t.starts_with("tn")) s.tile_n = num(t, 2);
     else if (t.starts_with("td")) s.tile_d = num(t, 2);

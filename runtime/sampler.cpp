@@ -122,7 +122,6 @@ struct Sampler::Impl {
   static constexpr std::size_t kCounterBytes = 4096;
   static constexpr std::size_t kFlagsOffset = 256;
   static constexpr std::size_t kLeadsOffset = 128;  // the register epilogue's lead count (KernelSpec::reg_epilogue)
-  static constexpr std::size_t kTileNextOffset = 192;  // the dynamic tile order's counter (KernelSpec::dynamic_tiles)
   static constexpr std::int64_t kMaxStreamKBlocks = std::int64_t(kCounterBytes - kFlagsOffset) / 4;
   static std::size_t staging_offset(std::int64_t rows, int samples) {
     const std::size_t end = kCounterBytes + std::size_t(rows) * std::size_t(samples) * sizeof(fs_u64);
@@ -190,8 +189,7 @@ struct Sampler::Impl {
     // of tiles (`rounds`), so no block runs a round more than the others. A
     // cluster spec deals out groups of `cluster` tiles to whole clusters.
     // A stream-K spec runs one block per resident slot (all of them at once:
-    // a block may wait for a lower-numbered one, templates/stream_k.cuh), as
-    // does a dynamic tile order (dt).
+    // a block may wait for a lower-numbered one, templates/stream_k.cuh).
     std::int64_t blocks = tiles;
     if (spec.stream_k) {
       blocks = std::min({tiles, std::int64_t(m.resident_blocks()), kMaxStreamKBlocks});
@@ -199,15 +197,11 @@ struct Sampler::Impl {
       const std::int64_t groups = fs_cluster_groups(vtiles, ceil_div(a.rows, spec.tile_n), spec.cluster);
       const std::int64_t rounds = ceil_div(groups, m.resident_blocks() / spec.cluster);
       blocks = ceil_div(groups, rounds) * spec.cluster;
-      // A dynamic tile order (dt) hands tiles to whichever block is ready:
-      // every resident slot takes part, and each block's first tile is its own.
-      if (spec.dynamic_tiles) blocks = std::min(groups, std::int64_t(m.resident_blocks()));
     }
     ensure_workspace(workspace_bytes(a.rows, a.num_samples, staging_bytes(spec, blocks)), stream);
     p.done = reinterpret_cast<fs_u32*>(workspace.get());
     p.best = reinterpret_cast<fs_u64*>(workspace.get() + kCounterBytes);
     p.leads = spec.reg_epilogue ? reinterpret_cast<fs_u32*>(workspace.get() + kLeadsOffset) : nullptr;
-    p.tile_next = spec.dynamic_tiles ? reinterpret_cast<fs_u32*>(workspace.get() + kTileNextOffset) : nullptr;
     unsigned char* const staging = reinterpret_cast<unsigned char*>(workspace.get() + staging_offset(a.rows, a.num_samples));
     const std::size_t staged = spec.stage_in_l2 ? std::size_t(blocks) * tile_bytes(spec) : 0;
     p.staging = spec.stage_in_l2 ? reinterpret_cast<float*>(staging) : nullptr;

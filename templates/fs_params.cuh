@@ -38,8 +38,6 @@ struct fs_fused_params {
   fs_u32* sk_flags;      // [blocks]: 1 while a block's partial sums wait to be added; zero between launches
   fs_u32* leads;         // register epilogue (spec "re"): blocks whose first tile folded its leads, per sample;
                          // zero between launches (the last block resets it)
-  fs_u32* tile_next;     // dynamic tile order (spec "dt"): tiles handed out after every block's first one;
-                         // zero between launches (the last block resets it)
 };
 
 #if defined(__CUDACC__)

@@ -137,11 +137,6 @@ static_assert(FS_SHARED_WG0 || 128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_
 #define FS_STREAM_K 0
 #endif
 static_assert(!FS_STREAM_K || FS_CLUSTER == 1, "wgmma_coop: stream-K (sk) runs without clusters");
-#ifndef FS_DYNAMIC_TILES
-#define FS_DYNAMIC_TILES 0
-#endif
-static_assert(!FS_DYNAMIC_TILES || (FS_CLUSTER == 1 && !FS_STREAM_K && !FS_PING_PONG),
-              "wgmma_coop: the dynamic tile order (dt) runs without clusters, stream-K or ping-pong");
 static_assert(!FS_REG_EPILOGUE || ((FS_TN == 128 || FS_TN == 256) && !FS_STREAM_K && FS_SHARED_WG0 && !FS_L_GLOBAL),
               "wgmma_coop: the register epilogue (re) needs T_N = 128 or 256, w12x1, and no stream-K or l2");
 static_assert(!FS_PING_PONG || (FS_REG_EPILOGUE && FS_TV == 128 && FS_TN == 128),
@@ -179,21 +174,11 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   fs_u64* empty = full + FS_STAGES;                                     // [FS_STAGES]
   fs_u64* lfull = empty + FS_STAGES;                                    // L holds a tile (consumer threads)
   fs_u64* lfree = lfull + 1;                                            // L was read (epilogue threads)
-#if FS_DYNAMIC_TILES
-  // Dynamic tile order (spec "dt"): the tile of each stage that starts one
-  // (fs_tma_produce_dynamic), then the tile the staged logits hold (for the
-  // epilogue warps; -1: no more).
-  fs_i64* const stage_tile = reinterpret_cast<fs_i64*>(lfree + 1);  // [FS_STAGES]
-  volatile fs_i64* ltile = stage_tile + FS_STAGES;
-  fs_u64* const lfree_end = lfree + 2 + FS_STAGES;
-#else
-  fs_u64* const lfree_end = lfree + 1;
-#endif
 #if FS_REG_EPILOGUE
   // Ping-pong: order[c] lets consumer c start its next tile (the other one
   // arrives once it issued its tile's last MMAs). Then each consumer's words
   // and bounds (epilogue_registers.cuh).
-  fs_u64* const order = lfree_end;  // [2] with FS_PING_PONG
+  fs_u64* const order = lfree + 1;  // [2] with FS_PING_PONG
   unsigned char* const rebuf = reinterpret_cast<unsigned char*>(order + (FS_PING_PONG ? 2 : 0));
 #endif
 #if FS_STREAM_K
@@ -239,13 +224,6 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
 #endif
     if (threadIdx.x == 0)
       fs_tma_produce_sk<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles, sched);
-#elif FS_DYNAMIC_TILES
-#if FS_PRODUCER_WG
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-#endif
-    if ((threadIdx.x & 127) == 0)
-      fs_tma_produce_dynamic<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, stage_tile,
-                                                              p.tile_next, n_tiles, groups, ktiles);
 #elif !FS_PRODUCER_WG
     if (threadIdx.x == 0)
       fs_tma_produce<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles,
@@ -333,13 +311,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // vocabulary, sharing H) is sampled too, as with ping-pong: no candidate.
     unsigned char* const mybuf = rebuf + c * fs_re_bytes<FS_MI, FS_TN>();  // its words and row values
     fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
-#if FS_DYNAMIC_TILES
-    for (;; ++j) {
-      const fs_i64 g = fs_tma_next_tile<FS_STAGES>(full, stage_tile, pos, 1000000 + j * ktiles);
-      if (g < 0) break;
-#else
     for (fs_i64 g = first; g < groups; g += step, ++j) {
-#endif
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV + c * FS_MI * 64, n0 = t.ntile * FS_TN;
       const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, mybuf, tid, ktiles};
@@ -348,16 +320,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, mybuf, c, wq, lane, j == 0, rc);
     }
 #else
-#if FS_DYNAMIC_TILES
-    // The tiles in the producer's order; each staged tile's number goes to
-    // the epilogue warps through ltile, -1 after the last (as stream-K's).
-    const int ct = (int)threadIdx.x - 128;  // consumer thread 0..255
-    for (;; ++j) {
-      const fs_i64 g = fs_tma_next_tile<FS_STAGES>(full, stage_tile, pos, 1000000 + j * ktiles);
-      if (g < 0) break;
-#else
     for (fs_i64 g = first; g < groups; g += step, ++j) {
-#endif
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(acc, full, empty, pos, dw0, dh0,
                                                                                       ktiles, 1000000 + j * ktiles);
       // Hand the tile's logits to the epilogue once it has read the previous
@@ -366,16 +329,8 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       // [T_N][T_V] swizzled in shared memory, or [T_V][T_N] in global memory (FS_L_GLOBAL).
       fs_wgmma_stage_logits<FS_MI, FS_NACC, FS_TN, FS_L_GLOBAL ? FS_TN : FS_LDL, FS_L_SWZ, FS_L_GLOBAL>(
           acc, L, 0, c * FS_MI * 64, wq, lane);
-#if FS_DYNAMIC_TILES
-      if (ct == 0) *ltile = g;
-#endif
       fs_mbar_arrive(lfull);
     }
-#if FS_DYNAMIC_TILES
-    fs_mbar_wait(lfree, (unsigned)((j & 1) ^ 1), 3000000 + j);
-    if (ct == 0) *ltile = -1;  // done
-    fs_mbar_arrive(lfull);
-#endif
 #endif
   } else {
 #if !FS_REG_EPILOGUE  // (no epilogue warps: warpgroups 0-2 are the producer's and the consumers')
@@ -384,7 +339,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
 #endif
     fs_own_epilogue epi(epi_thread);  // 0 .. 32 FS_EPI_WARPS - 1
     fs_i64 j = 0;
-#if FS_STREAM_K || FS_DYNAMIC_TILES
+#if FS_STREAM_K
     for (;; ++j) {
       fs_mbar_wait(lfull, (unsigned)(j & 1), 4000000 + j);
       const fs_i64 t = *ltile;

@@ -27,6 +27,5 @@ __device__ __forceinline__ void fs_grid_finish(const fs_fused_params& p) {
   if (threadIdx.x == 0) {
     atomicExch(p.done, 0u);
     if (p.leads) atomicExch(p.leads, 0u);  // every block counted its leads before it finished
-    if (p.tile_next) atomicExch(p.tile_next, 0u);  // every block took its last tile before it finished
   }
 }

@@ -97,56 +97,6 @@ __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_t
   }
 }
 
-// The producer of a dynamic tile order (spec "dt", FS_DYNAMIC_TILES; no
-// cluster): the block's first tile is blockIdx.x, every later one the next
-// of a launch-wide counter (p.tile_next, from gridDim.x on), so blocks whose
-// copies arrive faster take more tiles and all finish within about a tile of
-// each other (a fixed round-robin deal ends when its slowest block does). The
-// tile of each tile's first stage goes to stage_tile[stage] before the stage
-// is announced (the consumers read it after their wait on `full`: the
-// barrier orders it); after the last tile, -1 in the next stage, announced
-// with a plain arrival (no copy), tells the consumers to stop. The next
-// tile's number is fetched when a tile starts, so its latency hides behind
-// the tile's copies.
-template <int TV, int TN, int TD, int STAGES>
-__device__ __forceinline__ void fs_tma_produce_dynamic(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws,
-                                                       fs_u16* Hs, fs_u64* full, fs_u64* empty, fs_i64* stage_tile,
-                                                       fs_u32* tile_next, fs_i64 n_tiles, fs_i64 groups, int ktiles) {
-  fs_tma_prefetch_map(tmap_w);
-  fs_tma_prefetch_map(tmap_h);
-  const fs_u64 stream_once = fs_l2_policy_evict_first(), reused = fs_l2_policy_evict_last();
-  fs_i64 it = 0;
-  for (fs_i64 g = blockIdx.x; g < groups;) {
-    const fs_i64 next = (fs_i64)gridDim.x + (fs_i64)atomicAdd(tile_next, 1u);
-    const int v0 = (int)(g / n_tiles) * TV, n0 = (int)(g % n_tiles) * TN;
-    for (int kt = 0; kt < ktiles; ++kt, ++it) {
-      const int st = (int)(it % STAGES);
-      const fs_i64 round = it / STAGES;
-      if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1), it);
-      if (kt == 0) stage_tile[st] = g;
-      fs_mbar_arrive_expect_tx(&full[st], (TV + TN) * TD * 2);
-      fs_tma_load_boxes<TV, TD>(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], stream_once);
-      fs_tma_load_boxes<TN, TD>(Hs + st * TN * TD, tmap_h, kt * TD, n0, &full[st], reused);
-    }
-    g = next;
-  }
-  const int st = (int)(it % STAGES);
-  const fs_i64 round = it / STAGES;
-  if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1), it);
-  stage_tile[st] = -1;
-  fs_mbar_arrive(&full[st]);
-}
-
-// The tile whose first stage is the ring's next one, once it is full (or -1:
-// no more; spec "dt", fs_tma_produce_dynamic). Every consumer thread calls it
-// before the tile's fs_tma_consume_tile, whose first wait then passes at once.
-template <int STAGES>
-__device__ __forceinline__ fs_i64 fs_tma_next_tile(fs_u64* full, const fs_i64* stage_tile,
-                                                   const fs_ring_pos<STAGES>& pos, long long tag) {
-  fs_mbar_wait(&full[pos.st], pos.phase, tag);
-  return *reinterpret_cast<const volatile fs_i64*>(stage_tile + pos.st);
-}
-
 // The producer of a stream-K schedule (stream_k.cuh; no cluster): the k-steps
 // [k0, k1) of each of the block's units, one stage each, in order.
 template <int TV, int TN, int TD, int STAGES>

@@ -71,12 +71,6 @@ struct KernelSpec {
   // while the other multiplies (templates/fused_wgmma_coop.cuh; "pp" in the
   // spec text; absent when false).
   bool ping_pong = false;
-  // wgmma_coop only, without clusters, stream-K or ping-pong: after its
-  // first tile each block takes the next tile from a launch-wide counter
-  // instead of a fixed round-robin deal, so blocks whose copies arrive faster
-  // take more tiles (templates/tma_producer.cuh, fs_tma_produce_dynamic;
-  // "dt" in the spec text; absent when false).
-  bool dynamic_tiles = false;
   DType dtype = DType::bf16;
   Arch arch = Arch::sm_90;
   Variant variant = Variant::mma_sync;

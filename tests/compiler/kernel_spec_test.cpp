@@ -246,36 +246,6 @@ TEST(KernelSpec, PingPongToken) {
   expect_error<fs::InvalidArgument>([&] { tv256.validate(); }, {"ping-pong", "tile_v 128"}, "pp with tv256");
 }
 
-// Dynamic tile order ("dt"): tiles after each block's first from a
-// launch-wide counter; one 8-byte tile slot per stage and one for the staged
-// logits; wgmma_coop without clusters, stream-K or ping-pong.
-TEST(KernelSpec, DynamicTilesToken) {
-  KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 128, 64, 128, 4, 16, 1, Arch::sm_90a);
-  const std::size_t fixed = s.shared_bytes();
-  s.dynamic_tiles = true;
-  expect_valid_text(s, "bf16 sm_90a wgmma_coop tv128 tn64 td128 s4 w16x1 dt");
-  EXPECT_EQ(s.shared_bytes(), fixed + 4 * 8 + 8);
-  EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn64 td128 s4 w16x1").dynamic_tiles);
-  KernelSpec re = spec(DType::bf16, Variant::wgmma_coop, 256, 128, 64, 4, 12, 1, Arch::sm_90a);
-  re.reg_epilogue = re.dynamic_tiles = true;
-  expect_valid_text(re, "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re dt");
-  for (int field = 0; field < 4; ++field) {
-    KernelSpec bad = field == 3 ? re : s;
-    const char* why = field == 0 ? "dt in a cluster" : field == 1 ? "dt with sk" : field == 2 ? "dt on mma_sync" : "dt with pp";
-    if (field == 0) bad.cluster = 2;
-    if (field == 1) bad.stream_k = true;
-    if (field == 2) {
-      bad = spec(DType::bf16, Variant::mma_sync, 128, 16, 64, 4, 4, 1, Arch::sm_90);
-      bad.dynamic_tiles = true;
-    }
-    if (field == 3) {
-      bad.tile_v = 128;
-      bad.ping_pong = true;
-    }
-    expect_error<fs::InvalidArgument>([&] { bad.validate(); }, {"dynamic tile order"}, why);
-  }
-}
-
 TEST(KernelSpec, ParseRejectsMalformedText) {
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90"); }, {"bf16 sm_90"}, "two fields");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse(""); }, {"dtype arch variant"}, "empty");

@@ -227,12 +227,6 @@ std::vector<CompileCase> all_cases() {
     out.push_back(pp);
     pp.spec.cluster = 2;  // and in a cluster
     out.push_back(pp);
-    // The dynamic tile order: staged logits (in shared memory and in L2), and the register epilogue.
-    for (CompileCase dt : {coop(128, 64, 128, 4, 16), coop(128, 40, 64, 6, 20, 1, true), coop(256, 128, 64, 4, 12)}) {
-      dt.spec.dynamic_tiles = true;
-      dt.spec.reg_epilogue = dt.spec.tile_n == 128;
-      out.push_back(dt);
-    }
   }
   return out;
 }

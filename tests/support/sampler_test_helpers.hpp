@@ -129,14 +129,13 @@ inline KernelSpec make_wgmma_ws_spec(DType dtype, int tile_v, int tile_n, int st
 // cluster, which share W or H through multicast copies).
 inline KernelSpec make_wgmma_coop_spec(DType dtype, int tile_v, int tile_n, int stages, int warps_m, int cluster = 1,
                                        int tile_d = 64, bool stage_in_l2 = false, bool stream_k = false,
-                                       bool reg_epilogue = false, bool ping_pong = false, bool dynamic_tiles = false) {
+                                       bool reg_epilogue = false, bool ping_pong = false) {
   KernelSpec s = build_spec(dtype, Variant::wgmma_coop, Arch::sm_90a, tile_v, tile_n, tile_d, stages, warps_m, 1);
   s.cluster = cluster;
   s.stage_in_l2 = stage_in_l2;
   s.stream_k = stream_k;
   s.reg_epilogue = reg_epilogue;
   s.ping_pong = ping_pong;
-  s.dynamic_tiles = dynamic_tiles;
   return s;
 }
 
@@ -184,12 +183,7 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 2, 64, false, false, true),
           // ping-pong (each consumer whole tiles in turn), with the register epilogue
           make_wgmma_coop_spec(dtype, 128, 128, 6, 12, 1, 64, false, false, true, true),
-          make_wgmma_coop_spec(dtype, 128, 128, 4, 12, 2, 64, false, false, true, true),
-          // the dynamic tile order (tiles after each block's first from a launch-wide counter): staged logits
-          // (two boxes per stage), staged in L2, and the register epilogue
-          make_wgmma_coop_spec(dtype, 128, 64, 4, 16, 1, 128, false, false, false, false, true),
-          make_wgmma_coop_spec(dtype, 128, 40, 6, 20, 1, 64, true, false, false, false, true),
-          make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 1, 64, false, false, true, false, true)};
+          make_wgmma_coop_spec(dtype, 128, 128, 4, 12, 2, 64, false, false, true, true)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
@@ -214,8 +208,7 @@ inline std::string tiles_name(const KernelSpec& s) {
   return variant + "tv" + std::to_string(s.tile_v) + "_tn" + std::to_string(s.tile_n) + "_td" + std::to_string(s.tile_d) + "_s" +
          std::to_string(s.stages) + "_w" + std::to_string(s.warps_m) + "x" + std::to_string(s.warps_n) +
          (s.cluster > 1 ? "_c" + std::to_string(s.cluster) : "") + (s.stage_in_l2 ? "_l2" : "") + (s.stream_k ? "_sk" : "") +
-         (s.reg_epilogue ? "_re" : "") + (s.ping_pong ? "_pp" : "") +
-         (s.dynamic_tiles ? "_dt" : "");
+         (s.reg_epilogue ? "_re" : "") + (s.ping_pong ? "_pp" : "");
 }
 
 inline SamplerOptions sampler_options(std::int64_t V, std::int64_t d, DType dtype,
