@@ -20,20 +20,12 @@ Sessions 21 and 22 used it (BENCHMARKS.md "Session 21", "Session 22"):
   git checkout templates runtime && cmake --build build -j2
   # device: FUSEDSAMPLE_CACHE_DIR=/tmp/ct ./build/bench_trace --fs_rows=256 --fs_reps=10 2>&1 | grep TRACE
 """
-import pathlib, sys
+import functools, pathlib, sys
 
-root = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import tree_patch  # noqa: E402
 
-
-def edit(path, pairs):
-    p = root / path
-    s = p.read_text()
-    for old, new in pairs:
-        if s.count(old) != 1:
-            sys.exit(f"phase_trace.py: {path}: expected one match of:\n{old}")
-        s = s.replace(old, new)
-    p.write_text(s)
-
+edit = functools.partial(tree_patch.edit, "phase_trace.py")
 
 # An asm statement that reads the values, so that the clock64 after it waits for them.
 USE4 = ('  { unsigned d; asm volatile("{.reg .f32 t; add.f32 t, %1, %2; add.f32 t, t, %3; add.f32 t, t, %4; '
@@ -103,12 +95,7 @@ edit("templates/fused_wgmma_coop.cuh", [
       for (int i = 8; i < 13; ++i) atomicAdd(b + 2 + i, (unsigned long long)tr[i]);
     }"""),
 ])
-edit("runtime/cuda_driver.hpp", [("  X(cuModuleGetFunction)            \\\n",
-                                  "  X(cuModuleGetFunction)            \\\n  X(cuModuleGetGlobal)              \\\n")])
-edit("runtime/loaded_module.hpp", [("  int fused_local_bytes() const;\n", "  int fused_local_bytes() const;\n  void trace_tick() const;\n"),
-                                   ("  int resident_blocks_ = 0;\n", "  int resident_blocks_ = 0;\n  mutable int launches_ = 0;\n")])
-edit("runtime/loaded_module.cpp", [("int LoadedModule::fused_registers() const {", r'''void LoadedModule::trace_tick() const {
-  if (++launches_ != 8) return;
+tree_patch.add_launch_hook("phase_trace.py", "trace_tick", r'''  if (++launches_ != 8) return;
   const auto* cu = driver::try_api(nullptr);
   CUdeviceptr ptr = 0;
   size_t bytes = 0;
@@ -129,11 +116,5 @@ edit("runtime/loaded_module.cpp", [("int LoadedModule::fused_registers() const {
                "exact+atomics {:.0f} (an exact score in its quad in {:.0f}% of them)\n", w, r[14], r[10] / calls,
                r[11] / calls, r[12] / calls, 100.0 * r[13] / calls);
   }
-}
-
-int LoadedModule::fused_registers() const {''')])
-edit("runtime/sampler.cpp", [("""unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
-  }""", """unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
-    m.trace_tick();
-  }""")])
+''')
 print("phase_trace.py: trace build applied; revert with: git checkout templates runtime")

@@ -18,20 +18,12 @@ Session 22 used it (BENCHMARKS.md "Session 22"):
   git checkout templates runtime && cmake --build build -j2
   # device: FUSEDSAMPLE_CACHE_DIR=/tmp/ct ./build/bench_timeline --fs_rows=1,256 --fs_reps=10 2>&1 | grep TIMELINE
 """
-import pathlib, sys
+import functools, pathlib, sys
 
-root = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import tree_patch  # noqa: E402
 
-
-def edit(path, pairs):
-    p = root / path
-    s = p.read_text()
-    for old, new in pairs:
-        if s.count(old) != 1:
-            sys.exit(f"timeline_trace.py: {path}: expected one match of:\n{old}")
-        s = s.replace(old, new)
-    p.write_text(s)
-
+edit = functools.partial(tree_patch.edit, "timeline_trace.py")
 
 MARK = r'''__device__ unsigned long long fs_timeline_buf[8];  // per event: earliest, latest %globaltimer
 __device__ __forceinline__ void fs_timeline_mark(int e) {
@@ -54,12 +46,7 @@ edit("templates/fused_wgmma_coop.cuh", [
      "    if (threadIdx.x == 128) fs_timeline_mark(2);\n  } else {\n#if !FS_REG_EPILOGUE  // (no epilogue warps"),
     ("  fs_grid_finish(p);\n}", "  fs_grid_finish(p);\n  if (threadIdx.x == 0) fs_timeline_mark(3);\n}"),
 ])
-edit("runtime/cuda_driver.hpp", [("  X(cuModuleGetFunction)            \\\n",
-                                  "  X(cuModuleGetFunction)            \\\n  X(cuModuleGetGlobal)              \\\n")])
-edit("runtime/loaded_module.hpp", [("  int fused_local_bytes() const;\n", "  int fused_local_bytes() const;\n  void timeline_tick() const;\n"),
-                                   ("  int resident_blocks_ = 0;\n", "  int resident_blocks_ = 0;\n  mutable int launches_ = 0;\n")])
-edit("runtime/loaded_module.cpp", [("int LoadedModule::fused_registers() const {", r'''void LoadedModule::timeline_tick() const {
-  ++launches_;
+tree_patch.add_launch_hook("timeline_trace.py", "timeline_tick", r'''  ++launches_;
   if (launches_ != 7 && launches_ != 8) return;
   const auto* cu = driver::try_api(nullptr);
   CUdeviceptr ptr = 0;
@@ -77,11 +64,5 @@ edit("runtime/loaded_module.cpp", [("int LoadedModule::fused_registers() const {
   fmt::print(stderr, "TIMELINE [{}] µs after the first entry: entries {:.1f}-{:.1f}, loop starts {:.1f}-{:.1f}, "
              "loop ends {:.1f}-{:.1f}, exits {:.1f}-{:.1f}\n", kernel_->spec.to_string(), us(0), us(1), us(2), us(3),
              us(4), us(5), us(6), us(7));
-}
-
-int LoadedModule::fused_registers() const {''')])
-edit("runtime/sampler.cpp", [("""unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
-  }""", """unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
-    m.timeline_tick();
-  }""")])
+''')
 print("timeline_trace.py: timeline build applied; revert with: git checkout templates runtime")
