@@ -4,7 +4,10 @@
 # tensor-pipe activity), for several specs and temperatures, one table.
 #   scripts/ncu_compare.sh ROWS VOCAB HIDDEN "TAU..." "SPEC;SPEC;..."
 # FS_NCU_EXTRA="metric,metric" adds metrics (full names with their .sum/.pct suffix).
-# Profiles the second fs_fused_kernel launch of `fusedsample demo` per case;
+# Profiles the second fs_fused_kernel launch of `fusedsample demo` per case:
+# its logits have std 3 and every row one seed, which costs the sampling
+# 8.5-10 % more cycles than the benchmark's data (std 1, a seed per row;
+# BENCHMARKS.md session 22): to compare with cuBLAS use ncu_cublas.sh's LINE=fused.
 # clocks are left alone (--clock-control none), as the device notes ask.
 set -uo pipefail
 rows=${1:?rows}; vocab=${2:?vocab}; hidden=${3:?hidden}; taus=${4:?temperatures}; specs=${5:?specs}
