@@ -95,14 +95,8 @@ edit("templates/fused_wgmma_coop.cuh", [
       for (int i = 8; i < 13; ++i) atomicAdd(b + 2 + i, (unsigned long long)tr[i]);
     }"""),
 ])
-tree_patch.add_launch_hook("phase_trace.py", "trace_tick", r'''  if (++launches_ != 8) return;
-  const auto* cu = driver::try_api(nullptr);
-  CUdeviceptr ptr = 0;
-  size_t bytes = 0;
-  if (!cu || cu->cuModuleGetGlobal(&ptr, &bytes, module_, "fs_trace_buf") != CUDA_SUCCESS || bytes != 240 * 8) return;
-  unsigned long long h[240];
-  cu->cuCtxSynchronize();
-  cu->cuMemcpyDtoH(h, ptr, bytes);
+tree_patch.add_launch_hook("phase_trace.py", "trace_tick", "  if (++launches_ != 8) return;\n" +
+                           tree_patch.read_device_buffer("fs_trace_buf", 240) + r'''  cu->cuMemcpyDtoH(h, ptr, bytes);
   fmt::print(stderr, "TRACE [{}] cycles per tile after the first; w = 8 x block (0 or 66) + 4 x consumer + warp\n",
              kernel_->spec.to_string());
   for (int w = 0; w < 16; ++w) {

@@ -46,15 +46,9 @@ edit("templates/fused_wgmma_coop.cuh", [
      "    if (threadIdx.x == 128) fs_timeline_mark(2);\n  } else {\n#if !FS_REG_EPILOGUE  // (no epilogue warps"),
     ("  fs_grid_finish(p);\n}", "  fs_grid_finish(p);\n  if (threadIdx.x == 0) fs_timeline_mark(3);\n}"),
 ])
-tree_patch.add_launch_hook("timeline_trace.py", "timeline_tick", r'''  ++launches_;
-  if (launches_ != 7 && launches_ != 8) return;
-  const auto* cu = driver::try_api(nullptr);
-  CUdeviceptr ptr = 0;
-  size_t bytes = 0;
-  if (!cu || cu->cuModuleGetGlobal(&ptr, &bytes, module_, "fs_timeline_buf") != CUDA_SUCCESS || bytes != 8 * 8) return;
-  unsigned long long h[8];
-  cu->cuCtxSynchronize();
-  if (launches_ == 7) {  // reset before the 8th launch
+tree_patch.add_launch_hook("timeline_trace.py", "timeline_tick",
+                           "  ++launches_;\n  if (launches_ != 7 && launches_ != 8) return;\n" +
+                           tree_patch.read_device_buffer("fs_timeline_buf", 8) + r'''  if (launches_ == 7) {  // reset before the 8th launch
     for (int i = 0; i < 8; ++i) h[i] = i % 2 ? 0ull : ~0ull;
     cu->cuMemcpyHtoD(ptr, h, bytes);
     return;

@@ -19,6 +19,19 @@ def edit(tool, path, pairs):
     p.write_text(s)
 
 
+def read_device_buffer(name, count):
+    """The C++ lines (in a LoadedModule method) that copy the module's
+    __device__ unsigned long long name[count] into a host array h after the
+    launches so far, or return when the module has no such buffer."""
+    return f"""  const auto* cu = driver::try_api(nullptr);
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  if (!cu || cu->cuModuleGetGlobal(&ptr, &bytes, module_, "{name}") != CUDA_SUCCESS || bytes != {count} * 8) return;
+  unsigned long long h[{count}];
+  cu->cuCtxSynchronize();
+"""
+
+
 def add_launch_hook(tool, method, body):
     """Declares `void LoadedModule::<method>() const` (body: its C++ body) and
     calls it after every fused launch; a per-module launch counter

@@ -54,6 +54,7 @@
 #include "mbarrier.cuh"
 #include "epilogue_owner.cuh"
 #include "epilogue_leads.cuh"
+#include "epilogue_registers_smem.cuh"
 
 #ifndef FS_PING_PONG
 #define FS_PING_PONG 0
@@ -61,16 +62,6 @@
 #define FS_RE_DEAD 0
 #define FS_RE_SAMPLED 1
 #define FS_RE_GREEDY 2
-
-// Shared memory of one consumer: the group words [MI][4][TN], the groups'
-// lead noise [MI][4][TN] (on the first tile it holds the leads' logits for a
-// moment: fs_re_put_leads), per column 1/tau, the bound and the row's kind
-// [3][TN], and the rows' Philox seeds and offsets [2][TN] (64-bit). The host's
-// KernelSpec::shared_bytes counts the same.
-template <int MI, int TN>
-__device__ constexpr int fs_re_bytes() {
-  return (2 * MI * 4 * TN + 3 * TN) * 4 + 2 * TN * 8;
-}
 
 // Transpose-reduce: m[0 .. 2K) of every lane -> m[0 .. K) holding the
 // maximum of the pair (lane, lane ^ MASK): the lane whose MASK bit is set
@@ -264,18 +255,20 @@ __device__ __forceinline__ void fs_re_load_bound(fs_re_col<MI>& rc, const fs_fus
                                    : fmaxf(fs_candidate_score(__ldcg(p.best + n * p.num_samples + s)), fs_own_neg_inf());
 }
 
-// A consumer's fs_re_bytes<MI, TN>() of shared memory, by part.
+// A consumer's fs_re_bytes(MI, TN) of shared memory, by part
+// (epilogue_registers_smem.cuh; on the first tile gl holds the leads' logits
+// for a moment: fs_re_put_leads).
 template <int MI, int TN>
 struct fs_re_smem {
   fs_u32* words;  // [MI][4][TN] group words
-  float* gl;      // [MI][4][TN] the groups' lead noise (first tile: the leads' logits for a moment)
+  float* gl;      // [MI][4][TN] the groups' lead noise
   float* info;    // [3][TN] 1/tau, bound, kind
   fs_u64* keys;   // [2][TN] the rows' Philox seeds and offsets
   __device__ __forceinline__ explicit fs_re_smem(unsigned char* buf)
       : words(reinterpret_cast<fs_u32*>(buf)),
-        gl(reinterpret_cast<float*>(buf) + MI * 4 * TN),
-        info(reinterpret_cast<float*>(buf) + 2 * MI * 4 * TN),
-        keys(reinterpret_cast<fs_u64*>(reinterpret_cast<float*>(buf) + 2 * MI * 4 * TN + 3 * TN)) {}
+        gl(reinterpret_cast<float*>(buf + fs_re_gl_at(MI, TN))),
+        info(reinterpret_cast<float*>(buf + fs_re_info_at(MI, TN))),
+        keys(reinterpret_cast<fs_u64*>(buf + fs_re_keys_at(MI, TN))) {}
 };
 
 // The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
@@ -319,7 +312,7 @@ struct fs_re_prefetch {
 // Gumbel-max over one tile held in the consumer's accumulators (block rows
 // v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN); the
 // accumulators are not zeroed (the next tile's first MMAs overwrite them).
-// buf: this consumer's fs_re_bytes<MI, TN>() of shared memory; c its
+// buf: this consumer's fs_re_bytes(MI, TN) of shared memory; c its
 // index (named barrier 2 + c: the warpgroup's 128 threads; 1: both
 // consumers' 256); leads: run the lead pass first (fs_re_put_leads); rc[q]:
 // column tid + 128 q's inputs of sample 0, made during the MMAs

@@ -283,7 +283,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // and every stage c waits for is then at most one lap of the ring ahead
     // (so a parity wait cannot pass on an older phase).
     unsigned order_phase = 0;
-    unsigned char* const mybuf = rebuf + c * fs_re_bytes<FS_MI, FS_TN>();  // its words and row values
+    unsigned char* const mybuf = rebuf + c * fs_re_bytes(FS_MI, FS_TN);  // its words and row values
     fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
     pos = fs_ring_pos<FS_STAGES>((long long)c * ktiles);
     for (fs_i64 g = first + c * step; g < groups; g += 2 * step, j += 2) {
@@ -309,7 +309,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // during the MMAs); the block's first tile first folds every group's
     // lead, which sets the rows' bounds. In a cluster an empty tile (past the
     // vocabulary, sharing H) is sampled too, as with ping-pong: no candidate.
-    unsigned char* const mybuf = rebuf + c * fs_re_bytes<FS_MI, FS_TN>();  // its words and row values
+    unsigned char* const mybuf = rebuf + c * fs_re_bytes(FS_MI, FS_TN);  // its words and row values
     fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);

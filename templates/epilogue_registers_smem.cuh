@@ -1,0 +1,19 @@
+// epilogue_registers_smem.cuh: the shared memory of one consumer of the
+// register epilogue (spec "re", epilogue_registers.cuh), as byte offsets. One
+// definition for the kernel (fs_re_smem) and for KernelSpec::shared_bytes()
+// on the host. mi: the consumer's 64-row blocks, tn: the tile's batch columns.
+//   words [mi][4][tn] u32   the group words
+//   gl    [mi][4][tn] f32   the groups' lead noise (first tile: the leads' logits for a moment)
+//   info  [3][tn]     f32   per column 1/tau, the bound, the row's kind
+//   keys  [2][tn]     u64   the rows' Philox seeds and offsets
+#pragma once
+#include "fs_types.cuh"
+
+FS_HD constexpr int fs_re_gl_at(int mi, int tn) { return mi * 4 * tn * 4; }
+FS_HD constexpr int fs_re_info_at(int mi, int tn) { return 2 * mi * 4 * tn * 4; }
+FS_HD constexpr int fs_re_keys_at(int mi, int tn) { return fs_re_info_at(mi, tn) + 3 * tn * 4; }
+FS_HD constexpr int fs_re_bytes(int mi, int tn) { return fs_re_keys_at(mi, tn) + 2 * tn * 8; }
+
+// The 64-bit keys (and the next consumer's buffer) stay 8-byte aligned for every tile the epilogue takes.
+static_assert(fs_re_keys_at(1, 128) % 8 == 0 && fs_re_bytes(2, 128) % 8 == 0 && fs_re_bytes(1, 256) % 8 == 0,
+              "epilogue_registers_smem: 8-byte alignment");
