@@ -11,6 +11,7 @@
 # sampling's cost depends on: `fusedsample demo`, which ncu_compare.sh runs, draws logits of std 3 and gives
 # every row one seed.
 # FS_NCU_EXTRA="metric,metric" adds metrics (full names with their .sum/.pct suffix), as in ncu_compare.sh.
+# BENCH=build/bench_X profiles another fusedsample_bench build (scripts/ab_bench_builds.sh says how to make one).
 # Clocks are left alone (--clock-control none), as the device notes ask.
 set -uo pipefail
 rows=${1:?rows}; vocab=${2:?vocab}; hidden=${3:?hidden}; count=${4:-40}; line=${5:-cublas}
@@ -22,7 +23,7 @@ metrics+=,dram__bytes_write.sum,lts__t_bytes.sum,$tensor.avg.pct_of_peak_sustain
 [[ -n ${FS_NCU_EXTRA:-} ]] && metrics+=,$FS_NCU_EXTRA
 kernels=(); [[ $line == fused ]] && kernels=(-k regex:fs_fused_kernel)  # the bench sets up cuBLAS for every line
 ncu --clock-control none "${kernels[@]}" --launch-count "$count" --metrics "$metrics" --csv \
-  ./build/fusedsample_bench --fs_order=sequential --fs_shapes="$vocab,$hidden" --fs_rows="$rows" --fs_reps=1 \
+  "${BENCH:-./build/fusedsample_bench}" --fs_order=sequential --fs_shapes="$vocab,$hidden" --fs_rows="$rows" --fs_reps=1 \
   --benchmark_filter="^$line/" >/tmp/ncu_cublas.csv 2>/tmp/ncu_cublas.err
 python3 - "$metrics" <<'PY'
 import csv, sys, collections

@@ -21,8 +21,9 @@
 //      row's bound B, the best score folded into p.best so far (a stale B is
 //      only lower: conservative); these, 1/tau and the row's seed and offset
 //      go to shared memory. Sample 0's are made while the tile's MMAs run
-//      (fs_re_prefetch, a hook of the k-loop), so they cost the tensor cores
-//      nothing;
+//      (fs_re_prefetch, a hook of the k-loop); that is not free: work in the
+//      hook costs about its own cycles (session 23: 16 fewer fs_logs per
+//      column and tile there saved 0.3-0.5 % of an N = 256 launch's cycles);
 //   3. each (column, group) is tested with one FMA: fma(lmax, 1/tau, G_lead)
 //      < B rules the group out (fs_group_may_win; docs/rng.md section 6,
 //      upper bound 1c: every token's exact score fma(l, 1/tau, G) is at most
