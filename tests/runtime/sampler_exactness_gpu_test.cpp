@@ -39,12 +39,17 @@ struct Shape {
   int S;
 };
 
-// V not a multiple of any T_V (1, 7, 100, 1000, 4099, 32013); N not a multiple
-// of T_N; d a multiple of 8, 520 not a multiple of 16 or of any T_d.
+// V not a multiple of any T_V (1, 7, 100, 1000, 4099, 32013, 70001); N not a
+// multiple of T_N; d a multiple of 8, 520 not a multiple of 16 or of any T_d.
 // V * d * N <= 2.2e8 per case keeps the double-precision reference cheap.
+// V = 70001 gives every block of a persistent grid (one block per SM on an
+// H100 or H200 for the register epilogue) two or more tiles even at T_V =
+// 256, so the code of a block's later tiles (bounds from p.best, the warp
+// pre-test, one sample) runs too; the smaller shapes give most blocks one.
 constexpr Shape kShapes[] = {
     {1, 64, 3, 3},      {7, 256, 17, 1},     {7, 64, 1, 3},        {100, 520, 100, 3},  {1000, 64, 256, 1},
     {1000, 256, 3, 3},  {4099, 256, 16, 3},  {4099, 520, 100, 1},  {32013, 520, 1, 3},  {32013, 64, 64, 1},
+    {70001, 64, 40, 1},
 };
 
 constexpr float kTemperatureCycle[] = {0.5f, 1.0f, 2.0f, 0.0f, 0.7f};
