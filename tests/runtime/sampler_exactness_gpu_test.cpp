@@ -44,8 +44,8 @@ struct Shape {
 // V * d * N <= 2.2e8 per case keeps the double-precision reference cheap.
 // V = 70001 gives every block of a persistent grid (one block per SM on an
 // H100 or H200 for the register epilogue) two or more tiles even at T_V =
-// 256, so the code of a block's later tiles (bounds from p.best, the warp
-// pre-test, one sample) runs too; the smaller shapes give most blocks one.
+// 256, so the code of a block's later tiles (bounds read back from p.best,
+// no lead pass) runs too; the smaller shapes give most blocks one.
 constexpr Shape kShapes[] = {
     {1, 64, 3, 3},      {7, 256, 17, 1},     {7, 64, 1, 3},        {100, 520, 100, 3},  {1000, 64, 256, 1},
     {1000, 256, 3, 3},  {4099, 256, 16, 3},  {4099, 520, 100, 1},  {32013, 520, 1, 3},  {32013, 64, 64, 1},
