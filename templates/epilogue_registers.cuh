@@ -40,7 +40,7 @@
 //      Folding any candidate is safe; only skipping needs the proof.
 //
 // Once the row's bound is near its final score nearly every group is ruled
-// out by test 3 (N = 256, logits of std 1: 0.33-0.39 of a warp's 256 tests
+// out by test 3 (N = 256, logits of std 1: 0.37-0.39 of a warp's 256 tests
 // per tile pass after its block's first tile; scripts/rounds_trace.py). Before a block's
 // first tile no bound is known (-inf: every group would pass), so that tile
 // first folds every group's lead (epilogue_leads.cuh), whose
