@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """plot_bench.py: draw µs against batch N (log-log) for the four lines of each
 shape in a fusedsample_bench summary table (--fs_table output) as one SVG.
-Standard library only.  Usage: plot_bench.py TABLE.md OUT.svg"""
+Standard library only.  Usage: plot_bench.py TABLE.md OUT.svg [CAPTION]
+CAPTION (for example "NVIDIA H200, 2026-11-22, scripts/gpu_session.sh all
+--fs_reps=20") is printed above the panels."""
 import math
 import re
 import sys
@@ -56,7 +58,7 @@ def panel(shape, x0, y0, w, h):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     shapes = parse(sys.argv[1])
     if not shapes:
@@ -65,6 +67,9 @@ def main():
     width = pad + len(shapes) * (w + pad)
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h + 2 * pad + 30}" '
            f'font-family="sans-serif"><rect width="100%" height="100%" fill="#fff"/>']
+    if len(sys.argv) == 4:
+        caption = sys.argv[3].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        svg.append(f'<text x="{width / 2}" y="24" text-anchor="middle" font-size="13">{caption}</text>')
     for i, s in enumerate(shapes):
         svg += panel(s, pad + i * (w + pad), pad, w, h)
     for i, (name, _, color) in enumerate(COLUMNS):
