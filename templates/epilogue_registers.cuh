@@ -20,7 +20,8 @@
 //      bounds the exact noise of every token of the group), and reads the
 //      row's bound B, the best score folded into p.best so far (a stale B is
 //      only lower: conservative); these, 1/tau and the row's seed and offset
-//      go to shared memory. Sample 0's are made while the tile's MMAs run
+//      go to shared memory (epilogue_registers_inputs.cuh). Sample 0's are
+//      made while the tile's MMAs run
 //      (fs_re_prefetch, a hook of the k-loop); that is not free: work in the
 //      hook costs about its own cycles (session 23: 16 fewer fs_logs per
 //      column and tile there saved 0.3-0.5 % of an N = 256 launch's cycles);
@@ -55,14 +56,11 @@
 #include "mbarrier.cuh"
 #include "epilogue_owner.cuh"
 #include "epilogue_leads.cuh"
-#include "epilogue_registers_smem.cuh"
+#include "epilogue_registers_inputs.cuh"
 
 #ifndef FS_PING_PONG
 #define FS_PING_PONG 0
 #endif
-#define FS_RE_DEAD 0
-#define FS_RE_SAMPLED 1
-#define FS_RE_GREEDY 2
 
 // Transpose-reduce: m[0 .. 2K) of every lane -> m[0 .. K) holding the
 // maximum of the pair (lane, lane ^ MASK): the lane whose MASK bit is set
@@ -185,130 +183,6 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
     if (sc >= bound) atomicMax(best, fs_pack_candidate(sc, v));  // a NaN score is never folded (never wins)
   }
 }
-
-// Column tid's row and its first sample's sampling inputs, made while the
-// tile's MMAs run (fs_re_prefetch): the row's kind, 1/tau and Philox seed and
-// offset (loaded once per row: a consumer keeps them from tile to tile while
-// its tiles' batch rows stay the same); the group words of sample s (gw, also
-// stored to the shared words) and the groups' lead noise gn (to shared memory
-// too: the tests' bound on every token's noise; and the lead pass's scores);
-// the row's bound B.
-template <int MI>
-struct fs_re_col {
-  fs_i64 row = -1;  // the row whose kind, 1/tau, seed and offset these are
-  int kind;
-  float inv_tau, bound;
-  fs_u64 seed, offset;
-  fs_u32 gw[MI][4];
-  float gn[MI][4];
-};
-
-// Row n's kind, 1/tau, seed and offset; false (nothing done) if rc holds them.
-template <int MI>
-__device__ __forceinline__ bool fs_re_load_row(fs_re_col<MI>& rc, const fs_fused_params& p, fs_i64 n) {
-  if (rc.row == n) return false;
-  rc.row = n;
-  const bool exists = n < p.rows;
-  const float tau = exists ? fs_row_temperature(p.row, n) : -1.0f;
-  rc.kind = !(exists && fs_temperature_valid(tau)) ? FS_RE_DEAD : tau == 0.0f ? FS_RE_GREEDY : FS_RE_SAMPLED;
-  rc.inv_tau = rc.kind == FS_RE_SAMPLED ? 1.0f / tau : 1.0f;
-  rc.seed = exists ? fs_row_seed(p.row, n) : 0;
-  rc.offset = exists ? fs_row_offset(p.row, n) : 0;
-  return true;
-}
-
-// The group words of sample s for vocabulary rows v0 .. v0 + 64 MI (one
-// Philox call per 64-row block: the four groups of the four warps), to
-// registers and to column col of words [MI][4][TN].
-template <int MI, int TN>
-__device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, int s, fs_u32* words, int col) {
-  if (rc.kind != FS_RE_SAMPLED) return;
-  const fs_philox_row key = fs_philox_row_init(rc.seed, rc.offset, (fs_u32)s);
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi) {
-    fs_philox_ctr g[1];
-    fs_philox_blocks<1>(key, fs_group_ctr((fs_u64)(v0 + 64 * mi)), g);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      rc.gw[mi][k] = g[0].v[k];
-      words[(mi * 4 + k) * TN + col] = g[0].v[k];
-    }
-  }
-}
-
-// The lead noise of block mi's four groups (the bound on each group's exact
-// noise: two fs_logs each), to registers and to column col of gl
-// [MI][4][TN]; after fs_re_make_words.
-template <int MI, int TN>
-__device__ __forceinline__ void fs_re_make_leads(fs_re_col<MI>& rc, int mi, float* gl, int col) {
-  if (rc.kind != FS_RE_SAMPLED) return;
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    rc.gn[mi][k] = fs_token_gumbel(rc.gw[mi][k], 0u, fs_group_lead(rc.gw[mi][k]));
-    gl[(mi * 4 + k) * TN + col] = rc.gn[mi][k];
-  }
-}
-
-// The row's bound for sample s: the best score folded into p.best so far.
-template <int MI>
-__device__ __forceinline__ void fs_re_load_bound(fs_re_col<MI>& rc, const fs_fused_params& p, fs_i64 n, int s) {
-  rc.bound = rc.kind == FS_RE_DEAD ? 0.0f
-                                   : fmaxf(fs_candidate_score(__ldcg(p.best + n * p.num_samples + s)), fs_own_neg_inf());
-}
-
-// A consumer's fs_re_bytes(MI, TN) of shared memory, by part
-// (epilogue_registers_smem.cuh; on the first tile gl holds the leads' logits
-// for a moment: fs_re_put_leads).
-template <int MI, int TN>
-struct fs_re_smem {
-  fs_u32* words;  // [MI][4][TN] group words
-  float* gl;      // [MI][4][TN] the groups' lead noise
-  float* info;    // [3][TN] 1/tau, bound, kind
-  fs_u64* keys;   // [2][TN] the rows' Philox seeds and offsets
-  __device__ __forceinline__ explicit fs_re_smem(unsigned char* buf)
-      : words(reinterpret_cast<fs_u32*>(buf)),
-        gl(reinterpret_cast<float*>(buf + fs_re_gl_at(MI, TN))),
-        info(reinterpret_cast<float*>(buf + fs_re_info_at(MI, TN))),
-        keys(reinterpret_cast<fs_u64*>(buf + fs_re_keys_at(MI, TN))) {}
-};
-
-// The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
-// inputs of columns tid + 128 q (q < TN / 128) while the tile's MMAs run, a
-// piece after each k-step's MMAs are issued: the rows' parameters after the
-// first's (loaded and stored to shared memory only when the rows changed:
-// nothing else writes those slots), the words
-// (Philox) after the second's, block mi's lead noise after the (mi + 3)rd's,
-// the bounds after the last's (as late as possible: a bound only rises;
-// fewer k-steps: the later pieces in this order after the last). The shared
-// slots are free: the previous tile's sampling ended with a barrier after its
-// last read.
-template <int MI, int TN>
-struct fs_re_prefetch {
-  fs_re_col<MI>* rc;  // [TN / 128]
-  const fs_fused_params& p;
-  fs_i64 v0, n;  // n: column tid's row
-  unsigned char* buf;
-  int tid, ktiles;
-  __device__ __forceinline__ void operator()(int kt) const {
-    const fs_re_smem<MI, TN> sm(buf);
-    const int kw = ktiles > 1 ? 1 : 0;
-#pragma unroll
-    for (int q = 0; q < TN / 128; ++q) {
-      const int col = tid + 128 * q;
-      if (kt == 0 && fs_re_load_row<MI>(rc[q], p, n + 128 * q)) {
-        sm.info[col] = rc[q].inv_tau;
-        sm.info[2 * TN + col] = (float)rc[q].kind;
-        sm.keys[col] = rc[q].seed;
-        sm.keys[TN + col] = rc[q].offset;
-      }
-      if (kt == kw) fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, col);
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi)
-        if (kt == (kw + 1 + mi < ktiles ? kw + 1 + mi : ktiles - 1)) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);
-      if (kt == ktiles - 1) fs_re_load_bound<MI>(rc[q], p, n + 128 * q, 0);  // to shared memory after the MMAs
-    }
-  }
-};
 
 // Gumbel-max over one tile held in the consumer's accumulators (block rows
 // v0 .. v0 + 64 MI of the vocabulary, batch rows n0 .. n0 + TN); the
