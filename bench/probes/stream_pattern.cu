@@ -1,13 +1,25 @@
 // stream_pattern.cu: a session-25 probe, not part of the library or its build. Does reading W in
 // (R rows x C bytes) passes, as the fused kernels' stages do, stream slower than reading it flat?
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o stream_pattern bench/probes/stream_pattern.cu && ./stream_pattern
-// (W = 151936 x 4096 bf16; each pass keeps 8 16-byte loads per thread in flight; median of 20 launches.)
+// (W = 151936 x 4096 bf16; tiled passes keep 8 16-byte loads per thread in flight, flat 4; median of 20 launches
+// after 5 warm-ups; exits 1 with the CUDA error's name if a call fails, e.g. without a GPU.)
 // Results: bench/results/2026-11-22-s25-h200.md.
 #include <cstdio>
 #include <cstdint>
 #include <vector>
 #include <algorithm>
+#include <cstdlib>
 #include <cuda_runtime.h>
+
+#define CHECK(call)                                                                                     \
+  do {                                                                                                  \
+    const cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                            \
+      std::fprintf(stderr, "stream_pattern: %s failed: %s (%s)\n", #call, cudaGetErrorName(e_),       \
+                   cudaGetErrorString(e_));                                                             \
+      std::exit(1);                                                                                     \
+    }                                                                                                   \
+  } while (0)
 
 __device__ __forceinline__ uint4 ldg_stream(const uint4* p) {
   uint4 v;
@@ -60,12 +72,21 @@ __global__ void tiled(const uint4* w, int rows, int row16, unsigned* out) {
 template <class F>
 float time_it(F f) {
   cudaEvent_t a, b;
-  cudaEventCreate(&a); cudaEventCreate(&b);
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
   std::vector<float> ts;
   for (int i = 0; i < 25; ++i) {
-    cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); if (i >= 5) ts.push_back(ms * 1000);
+    CHECK(cudaEventRecord(a));
+    f();
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(b));
+    CHECK(cudaEventSynchronize(b));
+    float ms;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    if (i >= 5) ts.push_back(ms * 1000);
   }
+  CHECK(cudaEventDestroy(a));
+  CHECK(cudaEventDestroy(b));
   std::sort(ts.begin(), ts.end());
   return ts[ts.size() / 2];
 }
@@ -74,10 +95,13 @@ int main() {
   const int rows = 151936, d = 4096, row16 = d * 2 / 16;
   const long long bytes = (long long)rows * d * 2, n16 = bytes / 16;
   uint4* w; unsigned* out;
-  cudaMalloc(&w, bytes); cudaMalloc(&out, 4);
-  cudaMemset(w, 1, bytes);
-  int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  cudaDeviceProp prop; cudaGetDeviceProperties(&prop, 0);
+  CHECK(cudaMalloc(&w, bytes));
+  CHECK(cudaMalloc(&out, 4));
+  CHECK(cudaMemset(w, 1, bytes));
+  int sms;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
   printf("%s, %d SMs, W %.3f GB\n", prop.name, sms, bytes / 1e9);
   for (int rep = 0; rep < 2; ++rep) {
     for (int k : {2, 4, 8}) {
@@ -93,5 +117,7 @@ int main() {
     T(128, 128) T(128, 256) T(128, 512) T(128, 1024)
     T(16, 1024) T(16, 2048) T(8, 8192)
   }
-  printf("%s\n", cudaGetErrorString(cudaGetLastError()));
+  CHECK(cudaFree(w));
+  CHECK(cudaFree(out));
+  return 0;
 }
