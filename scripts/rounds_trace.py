@@ -24,11 +24,12 @@ edit = functools.partial(tree_patch.edit, "rounds_trace.py")
 
 # [0..2] first tiles: warp-tiles, rounds, passing groups; [3..5] later tiles;
 # [16 + r] later warp-tiles with r rounds (r < 16, 15 = 15 or more); [32 + r] first tiles.
-COUNT = r'''__device__ unsigned long long fs_rounds_buf[48];
-#define FS_RE_DEAD 0'''
+COUNT = r'''#define FS_PING_PONG 0
+#endif
+__device__ unsigned long long fs_rounds_buf[48];'''
 
 edit("templates/epilogue_registers.cuh", [
-    ("#define FS_RE_DEAD 0", COUNT),
+    ("#define FS_PING_PONG 0\n#endif", COUNT),
     ("""    unsigned pend[MI];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {

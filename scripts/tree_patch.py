@@ -1,4 +1,4 @@
-"""tree_patch.py: what the trace-build scripts (phase_trace.py,
+"""tree_patch.py: what the trace-build scripts (phase_trace.py, rounds_trace.py,
 timeline_trace.py) share: exact-match edits of the working tree, and the
 runtime hook that calls a LoadedModule method after every fused launch, with
 the driver call it needs to read a kernel's __device__ buffer. Test builds
