@@ -6,35 +6,22 @@
 // rounds_trace.py stopped applying until session 25's review.)
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include "tests/support/cli_runner.hpp"
 
 namespace {
 
 namespace fsys = std::filesystem;
-
-struct ScriptRun {
-  int code;
-  std::string output;
-};
-
-ScriptRun run(const std::string& cmd) {
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using fusedsample::testing::CliResult;
+using fusedsample::testing::run_command;
 
 class TraceScripts : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TraceScripts, ApplyToTheCurrentTree) {
-  if (run("python3 --version").code != 0) GTEST_SKIP() << "python3 is not installed: the trace scripts need it";
+  if (run_command("python3 --version").code != 0) GTEST_SKIP() << "python3 is not installed: the trace scripts need it";
   const fsys::path src = FUSEDSAMPLE_SOURCE_DIR;
   std::string tmpl = (fsys::temp_directory_path() / "fs-trace-test-XXXXXX").string();
   ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
@@ -42,7 +29,7 @@ TEST_P(TraceScripts, ApplyToTheCurrentTree) {
   for (const char* sub : {"templates", "runtime", "scripts"})
     fsys::copy(src / sub, dir / sub, fsys::copy_options::recursive);
   const std::string script = GetParam();
-  const ScriptRun r = run("python3 '" + (dir / "scripts" / script).string() + "'");
+  const CliResult r = run_command("python3 '" + (dir / "scripts" / script).string() + "'");
   EXPECT_EQ(r.code, 0) << script << " does not apply to the current templates/runtime:\n" << r.output;
   EXPECT_NE(r.output.find("applied"), std::string::npos) << r.output;
   std::error_code ec;
