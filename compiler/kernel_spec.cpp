@@ -86,10 +86,8 @@ std::size_t KernelSpec::shared_bytes() const {
   const std::size_t ldl = std::size_t(tile_v) + 4;
   const std::size_t epilogue = std::size_t(tile_n) * ldl * 4;
   switch (variant) {
-    case Variant::mma_sync:  // W's stages, H's stages (or the resident H), then the staged logit tile
-      return (std::size_t(stages) * tile_v * tile_d +
-              std::size_t(tile_n) * (resident_d > 0 ? std::size_t(resident_d) : std::size_t(stages) * tile_d)) * 2 +
-             epilogue;
+    case Variant::mma_sync:  // pipeline stages, then the staged logit tile
+      return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + epilogue;
     case Variant::simt:
       return std::size_t(stages) * (tile_v + tile_n) * (tile_d + 4) * 4 + epilogue;
     case Variant::logits:
@@ -131,11 +129,6 @@ void KernelSpec::validate() const {
   if (ping_pong && (!reg_epilogue || tile_v != 128 || tile_n != 128))
     bad("ping-pong (pp) needs the register epilogue (re) and tile_v 128, tile_n 128 (each consumer multiplies whole "
         "128 x 128 tiles)");
-  if (resident_d != 0) {
-    if (variant != Variant::mma_sync) bad("a resident H (hrD) is for mma_sync only");
-    if (resident_d < 0 || resident_d % tile_d != 0 || resident_d > (1 << 16))
-      bad("the resident H's depth (hrD) must be a positive multiple of tile_d, at most 65536");
-  }
   if (warps_m < 1 || warps_n < 1 || warps_m * warps_n > (variant == Variant::wgmma_coop ? 20 : 16))
     bad(variant == Variant::wgmma_coop ? "warps_m * warps_n must be in [1, 20]" : "warps_m * warps_n must be in [1, 16]");
   if (variant != Variant::logits) {
@@ -207,11 +200,10 @@ void KernelSpec::validate() const {
 }
 
 std::string KernelSpec::to_string() const {
-  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}{}{}{}{}", fusedsample::to_string(dtype),
+  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}{}{}{}", fusedsample::to_string(dtype),
                      fusedsample::to_string(arch), fusedsample::to_string(variant), tile_v, tile_n, tile_d, stages,
                      warps_m, warps_n, cluster == 1 ? std::string() : fmt::format(" c{}", cluster),
-                     stage_in_l2 ? " l2" : "", stream_k ? " sk" : "", reg_epilogue ? " re" : "", ping_pong ? " pp" : "",
-                     resident_d ? fmt::format(" hr{}", resident_d) : std::string());
+                     stage_in_l2 ? " l2" : "", stream_k ? " sk" : "", reg_epilogue ? " re" : "", ping_pong ? " pp" : "");
 }
 
 KernelSpec KernelSpec::parse(std::string_view text) {
@@ -234,7 +226,6 @@ KernelSpec KernelSpec::parse(std::string_view text) {
     else if (t == "sk") s.stream_k = true;
     else if (t == "re") s.reg_epilogue = true;
     else if (t == "pp") s.ping_pong = true;
-    else if (t.starts_with("hr")) s.resident_d = num(t, 2);
     else if (t.starts_with("tv")) s.tile_v = num(t, 2);
     else if (t.starts_with("tn")) s.tile_n = num(t, 2);
     else if (t.starts_with("td")) s.tile_d = num(t, 2);

@@ -171,11 +171,6 @@ struct Sampler::Impl {
   void launch(runtime::LoadedModule& m, const void* weights, const void* hidden, const SampleArgs& a, Stream stream) {
     const KernelSpec& spec = m.spec();
     const std::int64_t vtiles = ceil_div(options.vocab, spec.tile_v);
-    if (spec.resident_d > 0 && (a.rows > spec.tile_n || options.hidden > spec.resident_d))
-      throw InvalidArgument(fmt::format(
-          "spec [{}] keeps H resident in shared memory: it takes at most {} rows of at most {} columns, got rows = {}, "
-          "hidden = {}",
-          spec.to_string(), spec.tile_n, spec.resident_d, a.rows, options.hidden));
 
     fs_fused_params p{};
     p.weights = weights;

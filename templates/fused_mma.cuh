@@ -8,14 +8,8 @@
 // own shared buffer as fp32 and the Gumbel epilogue writes the tile's winner
 // per row and sample.
 //
-// With FS_HRES_D (spec token hrD, small batches) H is resident instead: the
-// block copies H's k-slices into a shared buffer of FS_HRES_D columns along
-// with its first tile's W stages, and from then on streams only W, so H is
-// read from L2 once per block instead of once per tile. The runtime launches
-// such a kernel only with rows <= T_N (one batch tile) and d <= FS_HRES_D.
-//
 // Prelude macros: FS_TV FS_TN FS_TD FS_STAGES FS_WARPS_M FS_WARPS_N and one of
-// FS_DTYPE_BF16 / FS_DTYPE_F16; optionally FS_HRES_D.
+// FS_DTYPE_BF16 / FS_DTYPE_F16.
 #pragma once
 #include "fs_params.cuh"
 #include "pipeline.cuh"
@@ -33,12 +27,6 @@ static_assert(FS_WTILE_M % 16 == 0, "T_V / warps_m must be a multiple of 16");
 static_assert(FS_WTILE_N % 8 == 0, "T_N / warps_n must be a multiple of 8");
 static_assert(FS_TD % 16 == 0 && FS_TD <= 128, "T_d must be 16, 32, 64 or 128");
 static_assert(FS_TV % 4 == 0, "T_V must be a multiple of 4");
-#ifdef FS_HRES_D
-static_assert(FS_HRES_D % FS_TD == 0, "the resident H's depth must be a multiple of T_d");
-#define FS_H_SLICES (FS_HRES_D / FS_TD)  // k-slices of the resident H
-#else
-#define FS_H_SLICES FS_STAGES  // H stages
-#endif
 
 #include "epilogue.cuh"
 #include "reduce.cuh"
@@ -75,7 +63,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
   extern __shared__ __align__(128) unsigned char fs_smem[];
   fs_elem* Ws = reinterpret_cast<fs_elem*>(fs_smem);
   fs_elem* Hs = Ws + FS_STAGES * FS_TV * FS_TD;
-  float* L = reinterpret_cast<float*>(Hs + FS_H_SLICES * FS_TN * FS_TD);  // staged logit tile [T_N][FS_LDL]
+  float* L = reinterpret_cast<float*>(Hs + FS_STAGES * FS_TN * FS_TD);  // staged logit tile [T_N][FS_LDL]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wm = warp % FS_WARPS_M, wn = warp / FS_WARPS_M;
 
@@ -87,42 +75,15 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
-#ifdef FS_HRES_D
-  // W's stages as usual; H's k-slice kt goes to its resident slot while the
-  // first tile is loaded (the pipeline's first ktiles loads), never again.
-  fs_w_loader wl;
-  fs_h_loader hl;
-  int wl_vtile = -1;
-  bool h_pending = true;
-  const int ktiles = (int)((p.hidden_dim + FS_TD - 1) / FS_TD);
-  auto load = [&](int st, int vtile, int /*ntile: always 0*/, int kt) {
-    if (vtile != wl_vtile) {
-      wl.init(p.weights, (fs_i64)vtile * FS_TV, p.vocab, p.hidden_dim);
-      wl_vtile = vtile;
-    }
-    wl.issue(reinterpret_cast<unsigned char*>(Ws + st * FS_TV * FS_TD), kt * FS_TD, (int)p.hidden_dim);
-    if (h_pending) {
-      if (kt == 0) hl.init(p.hidden, 0, p.rows, p.hidden_dim);
-      hl.issue(reinterpret_cast<unsigned char*>(Hs + kt * FS_TN * FS_TD), kt * FS_TD, (int)p.hidden_dim);
-      h_pending = kt + 1 < ktiles;
-    }
-  };
-#else
   fs_operand_loader<fs_w_loader, fs_h_loader, FS_TV, FS_TN, FS_TD> loader;
   auto load = [&](int st, int vtile, int ntile, int kt) {
     loader.load(p, Ws + st * FS_TV * FS_TD, Hs + st * FS_TN * FS_TD, vtile, ntile, kt);
   };
-#endif
 
 
-  auto compute = [&](int st, int kt) {
+  auto compute = [&](int st) {
     const fs_elem* Wst = Ws + st * FS_TV * FS_TD;
-#ifdef FS_HRES_D
-    const fs_elem* Hst = Hs + kt * FS_TN * FS_TD;
-#else
     const fs_elem* Hst = Hs + st * FS_TN * FS_TD;
-    (void)kt;
-#endif
 #pragma unroll
     for (int kk = 0; kk < FS_TD / 16; ++kk) {
       unsigned a[FS_MI][4];

@@ -46,7 +46,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
   };
 
 
-  auto compute = [&](int st, int /*kt*/) {
+  auto compute = [&](int st) {
     const float* Wst = Ws + st * FS_TV * FS_LDS;
     const float* Hst = Hs + st * FS_TN * FS_LDS;
 #pragma unroll 4

@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
     loader.load(p, Ws + st * FS_TV * FS_TD, Hs + st * FS_TN * FS_TD, vtile, ntile, kt);
   };
 
-  auto compute = [&](int st, int /*kt*/) {
+  auto compute = [&](int st) {
     fs_fence_proxy_async();
     fs_wgmma_stage(acc, fs_wgmma_desc(fs_smem_addr(Ws + st * FS_TV * FS_TD + group * FS_MI * 64 * FS_TD)),
                    fs_wgmma_desc(fs_smem_addr(Hs + st * FS_TN * FS_TD)));

@@ -4,7 +4,7 @@
 // k-slices of each as ONE flat sequence of pipeline stages, so the loads of
 // the next tile are already in flight while this tile's epilogue runs.
 //   load(stage, vtile, ntile, kt)  issue cp.async for one stage (no commit)
-//   compute(stage, kt)             accumulate one staged slice (k-slice kt of the tile)
+//   compute(stage)                 accumulate one staged slice
 //   finish(vtile, ntile)           the tile's accumulators are complete
 // LAG = 1 lets compute() return with its own MMAs still running (wgmma): the
 // loads then run STAGES-2 stages ahead and refill the stage computed two
@@ -52,7 +52,7 @@ __device__ __forceinline__ void fs_persistent_pipeline(const fs_fused_params& p,
       fs_cp_async_wait<STAGES - 2 - LAG>();
       __syncthreads();
       issue();  // into the stage computed 1 + LAG iterations ago
-      compute(stage, kt);
+      compute(stage);
       stage = stage + 1 == STAGES ? 0 : stage + 1;
     }
     finish((int)(tile / n_tiles), (int)(tile % n_tiles));

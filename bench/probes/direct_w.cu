@@ -11,6 +11,8 @@
 // chunk, double-buffered by cp.async), and W runs DEPTH chunks ahead in registers. The KW partial sums are
 // added in shared memory at the end of each tile. Every config is checked against a CPU dot product first.
 // Timing: each config alternates with the flat floor kernel (same process, same data), median of 20 each.
+// Results (H200, 2026-11-26): bench/results/2026-11-26-s26-h200.md; 1.09-1.13 x floor at N = 1-32, 1.9 x at
+// N = 64, all slower than the staged kernels (BENCHMARKS.md session 26).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 

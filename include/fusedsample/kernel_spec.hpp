@@ -71,11 +71,6 @@ struct KernelSpec {
   // while the other multiplies (templates/fused_wgmma_coop.cuh; "pp" in the
   // spec text; absent when false).
   bool ping_pong = false;
-  // mma_sync only: H resident in shared memory for d up to this many columns
-  // (0: off). The block copies H once, with its first tile, and then streams
-  // only W; valid for rows <= tile_n and hidden <= resident_d, which the
-  // Sampler checks ("hr4096" in the spec text; absent when 0).
-  int resident_d = 0;
   DType dtype = DType::bf16;
   Arch arch = Arch::sm_90;
   Variant variant = Variant::mma_sync;
@@ -87,8 +82,7 @@ struct KernelSpec {
   void validate() const;
   // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1", then " c2" for clusters,
   // " l2" for logits staged in L2, " sk" for stream-K, " re" for the
-  // register epilogue, " pp" for ping-pong and " hrD" for a resident H:
-  // stable, parseable.
+  // register epilogue and " pp" for ping-pong: stable, parseable.
   std::string to_string() const;
   static KernelSpec parse(std::string_view text);
   bool operator==(const KernelSpec&) const = default;

@@ -246,28 +246,6 @@ TEST(KernelSpec, PingPongToken) {
   expect_error<fs::InvalidArgument>([&] { tv256.validate(); }, {"ping-pong", "tile_v 128"}, "pp with tv256");
 }
 
-TEST(KernelSpec, ResidentHToken) {
-  KernelSpec s = spec(DType::bf16, Variant::mma_sync, 64, 16, 128, 3, 4, 1);
-  const std::size_t staged = s.shared_bytes();
-  s.resident_d = 4096;
-  expect_valid_text(s, "bf16 sm_90 mma_sync tv64 tn16 td128 s3 w4x1 hr4096");
-  // H's three 16 x 128 stages are replaced by one 16 x 4096 buffer (bf16)
-  EXPECT_EQ(s.shared_bytes(), staged - 3 * 16 * 128 * 2 + 16 * 4096 * 2);
-  EXPECT_EQ(KernelSpec::parse("bf16 sm_90 mma_sync tv64 tn16 td128 s3 w4x1").resident_d, 0);
-  KernelSpec odd = s;
-  odd.resident_d = 4096 + 64;  // not a multiple of T_d = 128
-  expect_error<fs::InvalidArgument>([&] { odd.validate(); }, {"hrD", "multiple of tile_d"}, "hr not a multiple");
-  odd.resident_d = -128;
-  expect_error<fs::InvalidArgument>([&] { odd.validate(); }, {"hrD", "positive"}, "negative hr");
-  KernelSpec big = s;
-  big.resident_d = 8192;  // 16 x 8192 bf16 = 256 KiB
-  expect_error<fs::InvalidArgument>([&] { big.validate(); }, {"shared memory"}, "hr too large");
-  KernelSpec coop = spec(DType::bf16, Variant::wgmma_coop, 128, 16, 128, 4, 16, 1, Arch::sm_90a);
-  coop.resident_d = 1024;
-  expect_error<fs::InvalidArgument>([&] { coop.validate(); }, {"resident", "mma_sync only"}, "hr with wgmma_coop");
-  expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync hrX"); }, {"hrX"}, "bad hr number");
-}
-
 TEST(KernelSpec, ParseRejectsMalformedText) {
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90"); }, {"bf16 sm_90"}, "two fields");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse(""); }, {"dtype arch variant"}, "empty");

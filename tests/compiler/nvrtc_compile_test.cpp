@@ -158,12 +158,6 @@ std::vector<CompileCase> all_cases() {
     for (const Shape& s : d == DType::fp32 ? kSimtShapes : kMmaShapes)
       for (Arch a : kArchs) out.push_back({make_spec(d, v, a, s.tv, s.tn, s.td, s.st, s.wm, s.wn)});
   }
-  // mma_sync with H resident in shared memory (hrD), on every arch.
-  for (Arch a : kArchs) {
-    KernelSpec hr = make_spec(DType::bf16, Variant::mma_sync, a, 64, 16, 128, 3, 4, 1);
-    hr.resident_d = 4096;
-    out.push_back({hr});
-  }
   // The sampler half of the unfused pipeline (materialized fp32 logits), as
   // the runtime configures it.
   out.push_back({make_spec(DType::bf16, Variant::logits, Arch::sm_90a, 256, 8, 64, 4, 4, 1)});

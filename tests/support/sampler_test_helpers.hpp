@@ -208,8 +208,7 @@ inline std::string tiles_name(const KernelSpec& s) {
   return variant + "tv" + std::to_string(s.tile_v) + "_tn" + std::to_string(s.tile_n) + "_td" + std::to_string(s.tile_d) + "_s" +
          std::to_string(s.stages) + "_w" + std::to_string(s.warps_m) + "x" + std::to_string(s.warps_n) +
          (s.cluster > 1 ? "_c" + std::to_string(s.cluster) : "") + (s.stage_in_l2 ? "_l2" : "") + (s.stream_k ? "_sk" : "") +
-         (s.reg_epilogue ? "_re" : "") + (s.ping_pong ? "_pp" : "") +
-         (s.resident_d ? "_hr" + std::to_string(s.resident_d) : "");
+         (s.reg_epilogue ? "_re" : "") + (s.ping_pong ? "_pp" : "");
 }
 
 inline SamplerOptions sampler_options(std::int64_t V, std::int64_t d, DType dtype,
