@@ -23,23 +23,8 @@
 #include <cstdint>
 #include <vector>
 
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    const cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "direct_w: %s failed: %s (%s)\n", #call, cudaGetErrorName(e_),        \
-                   cudaGetErrorString(e_));                                                        \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "probe_util.cuh"
 
-__device__ __forceinline__ uint4 ldg_stream(const void* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
 __device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void cp_async16(void* s, const void* g, bool ok) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(s)), "l"(g), "r"(ok ? 16 : 0)
@@ -255,8 +240,10 @@ struct Ctx {
 };
 
 template <int MT, int NT, int MW, int KW, int SPC, int DEPTH>
-void run(const Ctx& cx, int V, int d, int N, const char* name) {
+void run(const Ctx& cx, int V, int d, int N) {
   using C = Cfg<MT, NT, MW, KW, SPC, DEPTH>;
+  char name[64];
+  std::snprintf(name, sizeof name, "mt%d nt%d mw%d kw%d spc%d dep%d", MT, NT, MW, KW, SPC, DEPTH);
   if (N > 8 * NT) return;
   auto kc = direct<MT, NT, MW, KW, SPC, DEPTH, true>;
   auto kt = direct<MT, NT, MW, KW, SPC, DEPTH, false>;
@@ -329,8 +316,21 @@ void run(const Ctx& cx, int V, int d, int N, const char* name) {
   std::fflush(stdout);
 }
 
-#define RUN(MT, NT, MW, KW, SPC, DEPTH) \
-  run<MT, NT, MW, KW, SPC, DEPTH>(cx, V, d, N, "mt" #MT " nt" #NT " mw" #MW " kw" #KW " spc" #SPC " dep" #DEPTH)
+// The configs timed for each N (N <= 8 * NT): the same five shapes of warp work for NT <= 4; for NT = 8 the
+// 64-row warps' accumulators and W registers would spill, so two of them are replaced.
+template <int NT>
+void run_set(const Ctx& cx, int V, int d, int N) {
+  if constexpr (NT < 8) run<2, NT, 4, 1, 4, 1>(cx, V, d, N);
+  else run<2, NT, 4, 2, 2, 1>(cx, V, d, N);
+  run<2, NT, 2, 4, 2, 1>(cx, V, d, N);
+  run<1, NT, 4, 4, 2, 2>(cx, V, d, N);
+  if constexpr (NT < 8) {
+    run<4, NT, 4, 2, 2, 1>(cx, V, d, N);
+    run<4, NT, 2, 4, 2, 1>(cx, V, d, N);
+  } else {
+    run<2, NT, 8, 1, 2, 1>(cx, V, d, N);
+  }
+}
 
 int main(int argc, char** argv) {
   int dev = 0;
@@ -375,30 +375,10 @@ int main(int argc, char** argv) {
     if (only && only != shape) continue;
     const int V = shape == 1 ? 151936 : 128256, d = shape == 1 ? 4096 : 8192;
     for (int N : {1, 16, 32, 64}) {
-      if (N <= 8) {
-        RUN(2, 1, 4, 1, 4, 1);
-        RUN(2, 1, 2, 4, 2, 1);
-        RUN(1, 1, 4, 4, 2, 2);
-        RUN(4, 1, 4, 2, 2, 1);
-        RUN(4, 1, 2, 4, 2, 1);
-      } else if (N <= 16) {
-        RUN(2, 2, 4, 1, 4, 1);
-        RUN(2, 2, 2, 4, 2, 1);
-        RUN(1, 2, 4, 4, 2, 2);
-        RUN(4, 2, 4, 2, 2, 1);
-        RUN(4, 2, 2, 4, 2, 1);
-      } else if (N <= 32) {
-        RUN(2, 4, 4, 1, 4, 1);
-        RUN(2, 4, 2, 4, 2, 1);
-        RUN(1, 4, 4, 4, 2, 2);
-        RUN(4, 4, 4, 2, 2, 1);
-        RUN(4, 4, 2, 4, 2, 1);
-      } else {
-        RUN(2, 8, 4, 2, 2, 1);
-        RUN(2, 8, 2, 4, 2, 1);
-        RUN(1, 8, 4, 4, 2, 2);
-        RUN(2, 8, 8, 1, 2, 1);
-      }
+      if (N <= 8) run_set<1>(cx, V, d, N);
+      else if (N <= 16) run_set<2>(cx, V, d, N);
+      else if (N <= 32) run_set<4>(cx, V, d, N);
+      else run_set<8>(cx, V, d, N);
     }
   }
   return 0;

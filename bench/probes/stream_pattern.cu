@@ -11,22 +11,7 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                                     \
-  do {                                                                                                  \
-    const cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                            \
-      std::fprintf(stderr, "stream_pattern: %s failed: %s (%s)\n", #call, cudaGetErrorName(e_),       \
-                   cudaGetErrorString(e_));                                                             \
-      std::exit(1);                                                                                     \
-    }                                                                                                   \
-  } while (0)
-
-__device__ __forceinline__ uint4 ldg_stream(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
-}
+#include "probe_util.cuh"
 
 __global__ void flat(const uint4* w, long long n16, unsigned* out) {
   unsigned acc = 0;
