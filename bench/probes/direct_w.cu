@@ -115,12 +115,16 @@ __global__ void __launch_bounds__(32 * MW * KW) direct(const __nv_bfloat16* __re
   };
 
   float acc[MT][NT][4];
+  // f(mi, j, q, accumulator) for every accumulator of the lane, fully unrolled.
+  auto each = [&](auto f) {
 #pragma unroll
-  for (int i = 0; i < MT; ++i)
+    for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
-    for (int j = 0; j < NT; ++j)
+      for (int j = 0; j < NT; ++j)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+        for (int q = 0; q < 4; ++q) f(mi, j, q, acc[mi][j][q]);
+  };
+  each([](int, int, int, float& a) { a = 0.f; });
   float keep = -INFINITY;
 
 #pragma unroll
@@ -158,55 +162,24 @@ __global__ void __launch_bounds__(32 * MW * KW) direct(const __nv_bfloat16* __re
           const int tile = blockIdx.x + (int)(x / cpt) * gridDim.x;
           if (KW > 1) {
             float* rb = red + wm * MT * NT * 4 * 32;
-            if (wk == 0) {
-#pragma unroll
-              for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-                for (int j = 0; j < NT; ++j)
-#pragma unroll
-                  for (int q = 0; q < 4; ++q) rb[((mi * NT + j) * 4 + q) * 32 + lane] = acc[mi][j][q];
-            }
+            auto slot = [&](int mi, int j, int q) -> float& { return rb[((mi * NT + j) * 4 + q) * 32 + lane]; };
+            if (wk == 0) each([&](int mi, int j, int q, float& a) { slot(mi, j, q) = a; });
             __syncthreads();
-            if (wk != 0) {
-#pragma unroll
-              for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-                for (int j = 0; j < NT; ++j)
-#pragma unroll
-                  for (int q = 0; q < 4; ++q) atomicAdd(&rb[((mi * NT + j) * 4 + q) * 32 + lane], acc[mi][j][q]);
-            }
+            if (wk != 0) each([&](int mi, int j, int q, float& a) { atomicAdd(&slot(mi, j, q), a); });
             __syncthreads();
-            if (wk == 0) {
-#pragma unroll
-              for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-                for (int j = 0; j < NT; ++j)
-#pragma unroll
-                  for (int q = 0; q < 4; ++q) acc[mi][j][q] = rb[((mi * NT + j) * 4 + q) * 32 + lane];
-            }
+            if (wk == 0) each([&](int mi, int j, int q, float& a) { a = slot(mi, j, q); });
           }
-          if (wk == 0) {
-#pragma unroll
-            for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-              for (int j = 0; j < NT; ++j)
-#pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                  if (CHECKMODE) {
-                    const int r = tile * C::BR + wm * 16 * MT + mi * 16 + g + 8 * (q >> 1);
-                    const int n = j * 8 + 2 * t + (q & 1);
-                    if (r < V && n < N) out[(long long)r * N + n] = acc[mi][j][q];
-                  } else {
-                    keep = fmaxf(keep, acc[mi][j][q]);
-                  }
-                }
-          }
-#pragma unroll
-          for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-            for (int j = 0; j < NT; ++j)
-#pragma unroll
-              for (int q = 0; q < 4; ++q) acc[mi][j][q] = 0.f;
+          if (wk == 0)
+            each([&](int mi, int j, int q, float& a) {
+              if (CHECKMODE) {
+                const int r = tile * C::BR + wm * 16 * MT + mi * 16 + g + 8 * (q >> 1);
+                const int n = j * 8 + 2 * t + (q & 1);
+                if (r < V && n < N) out[(long long)r * N + n] = a;
+              } else {
+                keep = fmaxf(keep, a);
+              }
+            });
+          each([](int, int, int, float& a) { a = 0.f; });
         }
       }
     }
