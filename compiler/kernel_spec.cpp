@@ -163,9 +163,12 @@ void KernelSpec::validate() const {
       if (arch != Arch::sm_90a)
         throw Unsupported(fmt::format("variant {} needs arch sm_90a (Hopper's arch-specific target), not {}", name,
                                       fusedsample::to_string(arch)));
-      if (tile_d != 64 && !(variant == Variant::wgmma_coop && (tile_d == 128 || tile_d == 32)))
+      if (tile_d != 64 && !(variant == Variant::wgmma_coop && (tile_d == 128 || tile_d == 32)) &&
+          !(variant == Variant::wgmma && tile_d == 128))
         bad(fmt::format("{}: tile_d must be 64 (one 128-byte swizzled row per stage){}", name,
-                        variant == Variant::wgmma_coop ? ", 128 (two of them) or 32 (64-byte swizzled rows)" : ""));
+                        variant == Variant::wgmma_coop ? ", 128 (two of them) or 32 (64-byte swizzled rows)"
+                        : variant == Variant::wgmma    ? " or 128 (two of them)"
+                                                       : ""));
       if (variant == Variant::wgmma) {
         if (warps_n != 1 || warps_m % 4 != 0)
           bad("wgmma: warps must be whole warpgroups along the vocabulary (w4x1, w8x1, ...)");

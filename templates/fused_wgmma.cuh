@@ -5,14 +5,16 @@
 // from shared memory through matrix descriptors, so no ldmatrix and no
 // register fragments for the operands.
 //
-// Stages of (T_V x 64) W and (T_N x 64) H are filled by the same cp.async
-// persistent pipeline as the mma.sync kernel; a 64-element (128-byte) stage
-// row with the 16-byte chunk c of row r stored at c ^ (r & 7) is exactly the
-// layout wgmma calls "K-major, 128-byte swizzle", as long as every tile starts
-// on a 1024-byte boundary. Each warpgroup owns FS_MI consecutive 64-row blocks
-// of the vocabulary tile.
+// Stages of (T_V x T_d) W and (T_N x T_d) H are filled by the same cp.async
+// persistent pipeline as the mma.sync kernel, as T_d / 64 sub-tiles of 64
+// columns side by side ([T_d / 64][rows][64], as wgmma_coop's boxes); a
+// 64-element (128-byte) row with the 16-byte chunk c of row r stored at
+// c ^ (r & 7) is exactly the layout wgmma calls "K-major, 128-byte swizzle",
+// as long as every sub-tile starts on a 1024-byte boundary. T_d = 128 reads
+// 256 bytes of each row per stage. Each warpgroup owns FS_MI consecutive
+// 64-row blocks of the vocabulary tile.
 //
-// Prelude macros: FS_TV FS_TN FS_TD(=64) FS_STAGES FS_WARPS_M (multiple of 4)
+// Prelude macros: FS_TV FS_TN FS_TD (64 or 128) FS_STAGES FS_WARPS_M (multiple of 4)
 // FS_WARPS_N(=1), FS_DTYPE_BF16 / FS_DTYPE_F16, and the generated
 // fs_wgmma_k16(acc, desc_w, desc_h) for this T_N (compiler/wgmma_emitter.cpp).
 #pragma once
@@ -26,16 +28,17 @@
 #define FS_GROUPS (FS_WARPS_M / 4)         // warpgroups
 #define FS_MI (FS_TV / (64 * FS_GROUPS))   // 64-row blocks per warpgroup
 #define FS_NACC (FS_TN / 2)                // fp32 accumulators per thread per 64-row block
-#define FS_CPR 8                           // 16-byte chunks per 128-byte stage row
+#define FS_CPR 8                           // 16-byte chunks per 128-byte sub-tile row
+#define FS_SUB (FS_TD / 64)                // 64-column sub-tiles per stage (one commit group each)
 #define FS_LDL (FS_TV + 4)                 // row stride of the staged fp32 logit tile
 #define FS_EPI_N fs_wgmma_epilogue_rows(FS_TN)  // batch rows staged per epilogue pass
 
-// With 4+ stages one stage's MMAs stay in flight while the next stage is
+// With 4+ stages one stage's MMAs (FS_SUB commit groups) stay in flight while the next stage is
 // issued (loads then run STAGES-2 stages ahead); with 2-3 stages every
 // stage's MMAs complete before the next iteration, so loads run STAGES-1
 // ahead. Measured: bytes in flight matter more than MMA overlap at 3 stages.
 #define FS_WGMMA_LAG (FS_STAGES >= 4 ? 1 : 0)
-static_assert(FS_TD == 64, "wgmma: T_d must be 64 (one 128-byte swizzle row)");
+static_assert(FS_TD == 64 || FS_TD == 128, "wgmma: T_d must be 64 or 128 (one or two 128-byte swizzle rows)");
 static_assert(FS_WARPS_M % 4 == 0 && FS_WARPS_N == 1, "wgmma: whole warpgroups along the vocabulary");
 static_assert(FS_TV % (64 * FS_GROUPS) == 0, "wgmma: T_V must be a multiple of 64 per warpgroup");
 static_assert(FS_TN % 8 == 0 && FS_TN <= 256 && FS_TN % FS_EPI_N == 0, "wgmma: T_N must be a multiple of 8 up to 256");
@@ -61,16 +64,22 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(cons
 #pragma unroll
     for (int j = 0; j < FS_NACC; ++j) acc[i][j] = 0.0f;
 
-  fs_operand_loader<fs_w_loader, fs_h_loader, FS_TV, FS_TN, FS_TD> loader;
+  // One 64-column loader cursor: sub-tile h of stage kt is its k-slice FS_SUB kt + h.
+  fs_operand_loader<fs_w_loader, fs_h_loader, FS_TV, FS_TN, 64> loader;
   auto load = [&](int st, int vtile, int ntile, int kt) {
-    loader.load(p, Ws + st * FS_TV * FS_TD, Hs + st * FS_TN * FS_TD, vtile, ntile, kt);
+#pragma unroll
+    for (int h = 0; h < FS_SUB; ++h)
+      loader.load(p, Ws + (st * FS_SUB + h) * FS_TV * 64, Hs + (st * FS_SUB + h) * FS_TN * 64, vtile, ntile,
+                  kt * FS_SUB + h);
   };
 
   auto compute = [&](int st) {
     fs_fence_proxy_async();
-    fs_wgmma_stage(acc, fs_wgmma_desc(fs_smem_addr(Ws + st * FS_TV * FS_TD + group * FS_MI * 64 * FS_TD)),
-                   fs_wgmma_desc(fs_smem_addr(Hs + st * FS_TN * FS_TD)));
-    fs_wgmma_wait<FS_WGMMA_LAG>();  // older stages' MMAs are done: their buffers may be refilled
+#pragma unroll
+    for (int h = 0; h < FS_SUB; ++h)
+      fs_wgmma_stage(acc, fs_wgmma_desc(fs_smem_addr(Ws + (st * FS_SUB + h) * FS_TV * 64 + group * FS_MI * 64 * 64)),
+                     fs_wgmma_desc(fs_smem_addr(Hs + (st * FS_SUB + h) * FS_TN * 64)));
+    fs_wgmma_wait<FS_WGMMA_LAG * FS_SUB>();  // older stages' MMAs are done: their buffers may be refilled
   };
 
   // Key prefetch chained through the epilogue calls (epilogue.cuh).

@@ -271,6 +271,7 @@ TEST(KernelSpec, ValidSpecsPass) {
       spec(DType::bf16, Variant::wgmma, 64, 8, 64, 4, 4, 1, Arch::sm_90a),
       spec(DType::fp16, Variant::wgmma, 128, 256, 64, 3, 8, 1, Arch::sm_90a),
       spec(DType::bf16, Variant::wgmma, 128, 128, 64, 3, 4, 1, Arch::sm_90a),  // two 64-row blocks per warpgroup
+      spec(DType::bf16, Variant::wgmma, 128, 32, 128, 4, 8, 1, Arch::sm_90a),  // two 64-column sub-tiles per stage
       spec(DType::bf16, Variant::wgmma_ws, 128, 128, 64, 4, 12, 1, Arch::sm_90a),
       spec(DType::fp16, Variant::wgmma_ws, 64, 256, 64, 4, 12, 1, Arch::sm_90a),
       spec(DType::bf16, Variant::wgmma_ws, 64, 8, 64, 8, 12, 1, Arch::sm_90a),
@@ -340,7 +341,7 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, w, 128, 64, 64, 3, 4, 1, Arch::sm_90), true, {"wgmma", "sm_90a"}},
       {spec(b, w, 128, 64, 64, 3, 4, 1, Arch::sm_80), true, {"wgmma", "sm_90a"}},
       {spec(f, w, 128, 64, 64, 3, 4, 1, Arch::sm_90a), true, {"wgmma", "fp32"}},
-      {spec(b, w, 128, 64, 32, 3, 4, 1, Arch::sm_90a), false, {"tile_d"}},
+      {spec(b, w, 128, 64, 32, 3, 4, 1, Arch::sm_90a), false, {"tile_d", "64", "or 128"}},
       {spec(b, w, 128, 64, 64, 3, 2, 2, Arch::sm_90a), false, {"warpgroups"}},
       {spec(b, w, 96, 64, 64, 3, 4, 1, Arch::sm_90a), false, {"64 per warpgroup"}},
       {spec(b, w, 128, 256, 64, 3, 4, 1, Arch::sm_90a), false, {"128 accumulators"}},

@@ -168,6 +168,9 @@ std::vector<CompileCase> all_cases() {
     out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 128, 64, 64, 3, 4, 1)});
     out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 128, 24, 64, 4, 8, 1)});
     out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 64, 256, 64, 3, 4, 1)});
+    // two 64-column sub-tiles per stage (T_d = 128), with 4+ stages (MMAs of a stage in flight) and 3
+    out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 128, 32, 128, 4, 8, 1)});
+    out.push_back({make_spec(d, Variant::wgmma, Arch::sm_90a, 64, 16, 128, 3, 4, 1)});
     // Warp-specialized: smallest and largest N, one and two 64-row blocks.
     out.push_back({make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 64, 8, 64, 6, 12, 1)});
     out.push_back({make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 128, 128, 64, 4, 12, 1)});

@@ -37,7 +37,7 @@ TEST_P(TraceScripts, ApplyToTheCurrentTree) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, TraceScripts,
-                         ::testing::Values("phase_trace.py", "rounds_trace.py", "timeline_trace.py"),
+                         ::testing::Values("phase_trace.py", "rounds_trace.py", "timeline_trace.py", "ring_trace.py"),
                          [](const ::testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            return n.substr(0, n.find('.'));

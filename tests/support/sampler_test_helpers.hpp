@@ -115,8 +115,8 @@ inline KernelSpec make_spec(DType dtype, int tile_v, int tile_n, int tile_d, int
 }
 
 // A wgmma (Hopper, sm_90a) spec from its fields.
-inline KernelSpec make_wgmma_spec(DType dtype, int tile_v, int tile_n, int stages, int warps_m) {
-  return build_spec(dtype, Variant::wgmma, Arch::sm_90a, tile_v, tile_n, 64, stages, warps_m, 1);
+inline KernelSpec make_wgmma_spec(DType dtype, int tile_v, int tile_n, int stages, int warps_m, int tile_d = 64) {
+  return build_spec(dtype, Variant::wgmma, Arch::sm_90a, tile_v, tile_n, tile_d, stages, warps_m, 1);
 }
 
 // A warp-specialized wgmma spec (one producer, two consumer warpgroups).
@@ -151,6 +151,8 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_spec(dtype, 128, 64, 64, 3, 2, 2),      make_spec(dtype, 256, 32, 64, 3, 4, 2),
           make_wgmma_spec(dtype, 64, 8, 4, 4),         make_wgmma_spec(dtype, 128, 64, 3, 4),
           make_wgmma_spec(dtype, 128, 40, 4, 8),       make_wgmma_spec(dtype, 64, 256, 3, 4),
+          // two 64-column sub-tiles per stage (T_d = 128), with a stage's MMAs in flight (4 stages) and without
+          make_wgmma_spec(dtype, 128, 32, 4, 8, 128),  make_wgmma_spec(dtype, 64, 16, 3, 4, 128),
           make_wgmma_ws_spec(dtype, 64, 8, 6),         make_wgmma_ws_spec(dtype, 128, 128, 4),
           make_wgmma_ws_spec(dtype, 64, 256, 4),       make_wgmma_ws_spec(dtype, 128, 40, 3),
           make_wgmma_coop_spec(dtype, 128, 128, 4, 16), make_wgmma_coop_spec(dtype, 256, 64, 3, 20),
