@@ -77,15 +77,7 @@ edit("templates/fused_wgmma_coop.cuh", [
      "      fs_ring_flush(0, 3);\n      fs_ring_flush(6, 2);\n    }\n"
      "  } else {\n#if !FS_REG_EPILOGUE  // (no epilogue warps"),
 ])
-tree_patch.add_launch_hook("ring_trace.py", "ring_tick",
-                           "  ++launches_;\n  if (launches_ != 7 && launches_ != 8) return;\n" +
-                           tree_patch.read_device_buffer("fs_ring_buf", 8192) + r'''  if (launches_ == 7) {  // reset before the 8th launch
-    for (int i = 0; i < 8192; ++i) h[i] = 0;
-    cu->cuMemcpyHtoD(ptr, h, bytes);
-    return;
-  }
-  cu->cuMemcpyDtoH(h, ptr, bytes);
-  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, loop = 0;
+tree_patch.add_eighth_launch_hook("ring_trace.py", "ring_tick", "fs_ring_buf", 8192, "0", r'''  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, loop = 0;
   int blocks = 0;
   for (int b = 0; b < 1024; ++b) {
     const unsigned long long* r = h + 8 * b;

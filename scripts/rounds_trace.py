@@ -58,15 +58,7 @@ edit("templates/epilogue_registers.cuh", [
     }
     fs_named_barrier(2 + c, 128);  // the words and bounds are read before the next sample or tile rewrites them"""),
 ])
-tree_patch.add_launch_hook("rounds_trace.py", "rounds_tick",
-                           "  ++launches_;\n  if (launches_ != 7 && launches_ != 8) return;\n" +
-                           tree_patch.read_device_buffer("fs_rounds_buf", 48) + r'''  if (launches_ == 7) {  // reset before the 8th launch
-    for (int i = 0; i < 48; ++i) h[i] = 0;
-    cu->cuMemcpyHtoD(ptr, h, bytes);
-    return;
-  }
-  cu->cuMemcpyDtoH(h, ptr, bytes);
-  const auto per = [&](int i, int n) { return h[n] ? double(h[i]) / double(h[n]) : 0.0; };
+tree_patch.add_eighth_launch_hook("rounds_trace.py", "rounds_tick", "fs_rounds_buf", 48, "0", r'''  const auto per = [&](int i, int n) { return h[n] ? double(h[i]) / double(h[n]) : 0.0; };
   std::string first, later;
   for (int r = 0; r < 16; ++r) {
     first += fmt::format(" {}", h[32 + r]);

@@ -46,15 +46,7 @@ edit("templates/fused_wgmma_coop.cuh", [
      "    if (threadIdx.x == 128) fs_timeline_mark(2);\n  } else {\n#if !FS_REG_EPILOGUE  // (no epilogue warps"),
     ("  fs_grid_finish(p);\n}", "  fs_grid_finish(p);\n  if (threadIdx.x == 0) fs_timeline_mark(3);\n}"),
 ])
-tree_patch.add_launch_hook("timeline_trace.py", "timeline_tick",
-                           "  ++launches_;\n  if (launches_ != 7 && launches_ != 8) return;\n" +
-                           tree_patch.read_device_buffer("fs_timeline_buf", 8) + r'''  if (launches_ == 7) {  // reset before the 8th launch
-    for (int i = 0; i < 8; ++i) h[i] = i % 2 ? 0ull : ~0ull;
-    cu->cuMemcpyHtoD(ptr, h, bytes);
-    return;
-  }
-  cu->cuMemcpyDtoH(h, ptr, bytes);
-  const auto us = [&](int i) { return double(h[i] - h[0]) / 1000.0; };
+tree_patch.add_eighth_launch_hook("timeline_trace.py", "timeline_tick", "fs_timeline_buf", 8, "i % 2 ? 0ull : ~0ull", r'''  const auto us = [&](int i) { return double(h[i] - h[0]) / 1000.0; };
   fmt::print(stderr, "TIMELINE [{}] µs after the first entry: entries {:.1f}-{:.1f}, loop starts {:.1f}-{:.1f}, "
              "loop ends {:.1f}-{:.1f}, exits {:.1f}-{:.1f}\n", kernel_->spec.to_string(), us(0), us(1), us(2), us(3),
              us(4), us(5), us(6), us(7));

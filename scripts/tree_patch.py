@@ -48,3 +48,21 @@ def add_launch_hook(tool, method, body):
   }""", f"""unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
     m.{method}();
   }}""")])
+
+
+def add_eighth_launch_hook(tool, method, name, count, reset, report):
+    """add_launch_hook with the body the trace builds share: before the 8th
+    launch of a loaded module, the module's __device__ unsigned long long
+    name[count] is set to `reset` (a C++ expression of the index i); after
+    it, the buffer is copied into h[count] and `report` (C++ lines that
+    print from h) runs. Earlier and later launches do nothing."""
+    add_launch_hook(tool, method, "  ++launches_;\n  if (launches_ != 7 && launches_ != 8) return;\n" +
+                    read_device_buffer(name, count) +
+                    f"""  if (launches_ == 7) {{  // reset before the 8th launch
+    for (int i = 0; i < {count}; ++i) h[i] = {reset};
+    cu->cuMemcpyHtoD(ptr, h, bytes);
+    return;
+  }}
+  cu->cuMemcpyDtoH(h, ptr, bytes);
+""" + report)
+
