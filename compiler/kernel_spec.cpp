@@ -163,12 +163,12 @@ void KernelSpec::validate() const {
       if (arch != Arch::sm_90a)
         throw Unsupported(fmt::format("variant {} needs arch sm_90a (Hopper's arch-specific target), not {}", name,
                                       fusedsample::to_string(arch)));
-      if (tile_d != 64 && !(variant == Variant::wgmma_coop && (tile_d == 128 || tile_d == 32)) &&
-          !(variant == Variant::wgmma && tile_d == 128))
-        bad(fmt::format("{}: tile_d must be 64 (one 128-byte swizzled row per stage){}", name,
-                        variant == Variant::wgmma_coop ? ", 128 (two of them) or 32 (64-byte swizzled rows)"
-                        : variant == Variant::wgmma    ? " or 128 (two of them)"
-                                                       : ""));
+      // 64: one 128-byte swizzled row per stage; 128: two of them (wgmma, wgmma_coop); 32: 64-byte rows (wgmma_coop).
+      const bool two_rows = variant != Variant::wgmma_ws, short_rows = variant == Variant::wgmma_coop;
+      if (!(tile_d == 64 || (two_rows && tile_d == 128) || (short_rows && tile_d == 32)))
+        bad(fmt::format("{}: tile_d must be 64 (one 128-byte swizzled row per stage){}{}", name,
+                        two_rows ? (short_rows ? ", 128 (two of them)" : " or 128 (two of them)") : "",
+                        short_rows ? " or 32 (64-byte swizzled rows)" : ""));
       if (variant == Variant::wgmma) {
         if (warps_n != 1 || warps_m % 4 != 0)
           bad("wgmma: warps must be whole warpgroups along the vocabulary (w4x1, w8x1, ...)");
