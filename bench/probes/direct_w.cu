@@ -199,11 +199,6 @@ __global__ void fill(__nv_bfloat16* p, long long n, unsigned seed, float scale) 
   }
 }
 
-static float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 struct Ctx {
   __nv_bfloat16 *W, *H;
   float* out;
@@ -263,25 +258,12 @@ void run(const Ctx& cx, int V, int d, int N) {
   }
   const int grid = std::min(occ * cx.sms, (V + C::BR - 1) / C::BR);
   const long long n16 = (long long)V * d / 8;
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
+  EventTimer timer;
   std::vector<float> tf, tk;
   for (int i = 0; i < 25; ++i) {
-    float ms;
-    CHECK(cudaEventRecord(a));
-    flat<<<cx.flat_grid, 256>>>(reinterpret_cast<const uint4*>(cx.W), n16, cx.sink);
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    if (i >= 5) tf.push_back(ms * 1000);
-    CHECK(cudaEventRecord(a));
-    kt<<<grid, C::THREADS, C::SMEM>>>(cx.W, cx.H, V, d, N, cx.out, cx.sink);
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    CHECK(cudaGetLastError());
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    if (i >= 5) tk.push_back(ms * 1000);
+    const float f = timer.us([&] { flat<<<cx.flat_grid, 256>>>(reinterpret_cast<const uint4*>(cx.W), n16, cx.sink); });
+    const float k = timer.us([&] { kt<<<grid, C::THREADS, C::SMEM>>>(cx.W, cx.H, V, d, N, cx.out, cx.sink); });
+    if (i >= 5) tf.push_back(f), tk.push_back(k);
   }
   const float f = median(tf), k = median(tk);
   std::printf("%-34s V=%-6d d=%-4d N=%-3d %3d regs occ %d  direct %7.1f us  floor %7.1f us  x floor %.3f\n", name, V,
@@ -326,19 +308,12 @@ int main(int argc, char** argv) {
   {
     const long long n16 = 151936LL * 4096 / 8;
     float best = 1e30f;
+    EventTimer timer;
     for (int mult : {2, 4, 8, 16}) {
-      cudaEvent_t a, b;
-      CHECK(cudaEventCreate(&a));
-      CHECK(cudaEventCreate(&b));
       std::vector<float> t;
       for (int i = 0; i < 15; ++i) {
-        CHECK(cudaEventRecord(a));
-        flat<<<mult * cx.sms, 256>>>(reinterpret_cast<const uint4*>(cx.W), n16, cx.sink);
-        CHECK(cudaEventRecord(b));
-        CHECK(cudaEventSynchronize(b));
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, a, b));
-        if (i >= 5) t.push_back(ms);
+        const float us = timer.us([&] { flat<<<mult * cx.sms, 256>>>(reinterpret_cast<const uint4*>(cx.W), n16, cx.sink); });
+        if (i >= 5) t.push_back(us);
       }
       if (median(t) < best) best = median(t), cx.flat_grid = mult * cx.sms;
     }

@@ -56,24 +56,13 @@ __global__ void tiled(const uint4* w, int rows, int row16, unsigned* out) {
 
 template <class F>
 float time_it(F f) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
+  EventTimer timer;
   std::vector<float> ts;
   for (int i = 0; i < 25; ++i) {
-    CHECK(cudaEventRecord(a));
-    f();
-    CHECK(cudaGetLastError());
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    if (i >= 5) ts.push_back(ms * 1000);
+    const float us = timer.us(f);
+    if (i >= 5) ts.push_back(us);
   }
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
+  return median(ts);
 }
 
 int main() {
