@@ -8,13 +8,14 @@
 // 2. Pruning: KernelSpec::validate() (its exceptions mean "not a kernel we can
 //    build"), dynamic shared memory <= the opt-in limit, and tile_n within
 //    [min_tile_n(rows), max_tile_n(rows)] (tuner.hpp). wgmma_coop also with
-//    its epilogue options re and re pp (kEpilogueOptions). Each spec's arch is
+//    its epilogue options re and re pp (kEpilogueOptions); the TMA-fed
+//    variants also without L2 promotion (kL2Promotions). Each spec's arch is
 //    target_arch(variant, arch), as the Sampler compiles it (wgmma: sm_90a).
 // 3. Ranking by estimated_cost(), a two-term roofline (below), then a cap:
 //    default_spec() first, then the best-ranked specs, at most two per
 //    (variant, tile_v, tile_n, tile_d) family in a first pass so the cap is
-//    not spent on pipeline depths of one tile shape (re specs are a family of
-//    their own), then the rest by rank.
+//    not spent on pipeline depths of one tile shape (re specs, and each L2
+//    promotion, are a family of their own), then the rest by rank.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,6 +44,11 @@ constexpr int kWarpsN[] = {1, 2, 4};
 // Clusters, l2 and stream-K are spec options the tuner does not search
 // (measured slower than the tables, sessions 9-15).
 constexpr std::pair<bool, bool> kEpilogueOptions[] = {{false, false}, {true, false}, {true, true}};
+// The TMA-fed variants' L2 promotion (KernelSpec::l2_promotion): the default
+// 256 bytes, and none (0), which streamed W 4-8 % faster on the H200 at N <= 64
+// (session 27). Not in the cost model (it does not change the kernel): each
+// promotion is a family of its own in the cap's first pass.
+constexpr int kL2Promotions[] = {256, 0};
 
 // W bytes in flight per SM that keep DRAM busy: bandwidth x loaded latency /
 // SMs, about 4.8 TB/s x 1.3 us / 132 on an H200 (A100: 2 TB/s x 2 us / 108).
@@ -185,15 +191,17 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
           for (int st : kStages)
             for (int wm : kWarpsM)
               for (int wn : kWarpsN) {
-                for (const auto& [re, pp] : kEpilogueOptions) {
-                  if (re && variant != Variant::wgmma_coop) continue;
-                  const KernelSpec s{.tile_v = tv, .tile_n = tn, .tile_d = td, .stages = st, .warps_m = wm,
-                                     .warps_n = wn, .reg_epilogue = re, .ping_pong = pp, .dtype = dtype,
-                                     .variant = variant};
-                  const auto ok = buildable(s, arch);
-                  if (!ok || ok->shared_bytes() > limit || !seen.insert(ok->to_string()).second) continue;
-                  ranked.emplace_back(estimated_cost(*ok, rows, limit), *ok);
-                }
+                for (const auto& [re, pp] : kEpilogueOptions)
+                  for (int promotion : kL2Promotions) {
+                    if (re && variant != Variant::wgmma_coop) continue;
+                    if (promotion != 256 && !uses_tma(variant)) continue;
+                    const KernelSpec s{.tile_v = tv, .tile_n = tn, .tile_d = td, .stages = st, .warps_m = wm,
+                                       .warps_n = wn, .reg_epilogue = re, .ping_pong = pp, .l2_promotion = promotion,
+                                       .dtype = dtype, .variant = variant};
+                    const auto ok = buildable(s, arch);
+                    if (!ok || ok->shared_bytes() > limit || !seen.insert(ok->to_string()).second) continue;
+                    ranked.emplace_back(estimated_cost(*ok, rows, limit), *ok);
+                  }
               }
       }
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
@@ -212,11 +220,11 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
       if (it != ranked.end()) ranked.erase(it);
     }
   }
-  std::map<std::tuple<int, int, int, int>, int> per_family;
+  std::map<std::tuple<int, int, int, int, int>, int> per_family;
   std::vector<bool> taken(ranked.size(), false);
   for (std::size_t i = 0; i < ranked.size() && out.size() < want; ++i) {
     const KernelSpec& s = ranked[i].second;
-    int& n = per_family[{int(s.variant) + 64 * int(s.reg_epilogue), s.tile_v, s.tile_n, s.tile_d}];
+    int& n = per_family[{int(s.variant) + 64 * int(s.reg_epilogue), s.tile_v, s.tile_n, s.tile_d, s.l2_promotion}];
     if (n >= 2) continue;
     ++n;
     taken[i] = true;

@@ -2,6 +2,8 @@
 // process. Concurrent requests for one spec compile it once; a failed
 // compile is not memoized (the next request retries and reports again).
 // A memo miss consults the on-disk module cache (disk_cache.cpp) first.
+// Specs with one binary_spec (they differ only in launch settings) share the
+// compilation; each caller gets the kernel labelled with its own spec.
 #include <future>
 #include <map>
 #include <mutex>
@@ -13,9 +15,10 @@ namespace fusedsample {
 
 std::shared_ptr<const CompiledKernel> compile_kernel(const KernelSpec& spec) {
   using Result = std::shared_ptr<const CompiledKernel>;
+  spec.validate();  // the spec itself: binary_spec() below may drop what makes it invalid
   static std::mutex mu;
   static std::map<std::string, std::shared_future<Result>> memo;
-  const std::string key = spec.to_string();
+  const std::string key = binary_spec(spec).to_string();
   std::promise<Result> promise;
   std::shared_future<Result> entry;
   bool owner = false;
@@ -35,15 +38,19 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const KernelSpec& spec) {
       // Memo miss: the on-disk cache (read from the environment now), else
       // NVRTC (and the result is stored on disk).
       const std::optional<DiskCache> disk = DiskCache::from_environment();
-      promise.set_value(
-          std::make_shared<const CompiledKernel>(load_or_compile(render_kernel(spec), disk ? &*disk : nullptr)));
+      promise.set_value(std::make_shared<const CompiledKernel>(
+          load_or_compile(render_kernel(binary_spec(spec)), disk ? &*disk : nullptr)));
     } catch (...) {
       promise.set_exception(std::current_exception());
       std::lock_guard<std::mutex> lock(mu);
       memo.erase(key);
     }
   }
-  return entry.get();
+  Result k = entry.get();
+  if (k->spec == spec) return k;
+  auto labelled = std::make_shared<CompiledKernel>(*k);
+  labelled->spec = spec;
+  return labelled;
 }
 
 }  // namespace fusedsample

@@ -126,6 +126,10 @@ void KernelSpec::validate() const {
   if (reg_epilogue && ((tile_n != 128 && tile_n != 256) || warps_m != 12 || stream_k || stage_in_l2))
     bad("the register epilogue (re) needs tile_n 128 or 256 (one or two batch columns per consumer thread) and w12x1 "
         "(no epilogue warps), without stream-K or l2 (nothing is staged)");
+  if (l2_promotion != 0 && l2_promotion != 64 && l2_promotion != 128 && l2_promotion != 256)
+    bad("the L2 promotion (l2pN) must be 0 (none), 64, 128 or 256 bytes");
+  if (l2_promotion != 256 && !uses_tma(variant))
+    bad("the L2 promotion (l2pN) is for the TMA-fed variants (wgmma_ws, wgmma_coop) only");
   if (ping_pong && (!reg_epilogue || tile_v != 128 || tile_n != 128))
     bad("ping-pong (pp) needs the register epilogue (re) and tile_v 128, tile_n 128 (each consumer multiplies whole "
         "128 x 128 tiles)");
@@ -202,11 +206,18 @@ void KernelSpec::validate() const {
   if (shared_bytes() > 227 * 1024) bad(fmt::format("needs {} bytes of shared memory (> 227 KiB)", shared_bytes()));
 }
 
+KernelSpec binary_spec(const KernelSpec& spec) {
+  KernelSpec s = spec;
+  s.l2_promotion = 256;
+  return s;
+}
+
 std::string KernelSpec::to_string() const {
-  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}{}{}{}", fusedsample::to_string(dtype),
+  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}{}{}{}{}", fusedsample::to_string(dtype),
                      fusedsample::to_string(arch), fusedsample::to_string(variant), tile_v, tile_n, tile_d, stages,
                      warps_m, warps_n, cluster == 1 ? std::string() : fmt::format(" c{}", cluster),
-                     stage_in_l2 ? " l2" : "", stream_k ? " sk" : "", reg_epilogue ? " re" : "", ping_pong ? " pp" : "");
+                     stage_in_l2 ? " l2" : "", stream_k ? " sk" : "", reg_epilogue ? " re" : "", ping_pong ? " pp" : "",
+                     l2_promotion == 256 ? std::string() : fmt::format(" l2p{}", l2_promotion));
 }
 
 KernelSpec KernelSpec::parse(std::string_view text) {
@@ -226,6 +237,7 @@ KernelSpec KernelSpec::parse(std::string_view text) {
     else if (fields == 1) s.arch = parse_arch(t);
     else if (fields == 2) s.variant = parse_variant(t);
     else if (t == "l2") s.stage_in_l2 = true;
+    else if (t.starts_with("l2p")) s.l2_promotion = num(t, 3);
     else if (t == "sk") s.stream_k = true;
     else if (t == "re") s.reg_epilogue = true;
     else if (t == "pp") s.ping_pong = true;

@@ -218,10 +218,10 @@ struct Sampler::Impl {
       const int box_cols = fs_tma_box_cols(spec.tile_d);
       args[1] = const_cast<CUtensorMap*>(&weights_map.get(weights, options.dtype, options.vocab, options.hidden,
                                                           fs_tma_box_rows(spec.tile_v, share_w, spec.cluster),
-                                                          box_cols, "weights"));
+                                                          box_cols, spec.l2_promotion, "weights"));
       args[2] = const_cast<CUtensorMap*>(&hidden_map.get(hidden, options.dtype, a.rows, options.hidden,
                                                          fs_tma_box_rows(spec.tile_n, share_h, spec.cluster),
-                                                         box_cols, "hidden_states"));
+                                                         box_cols, spec.l2_promotion, "hidden_states"));
     }
     FS_CU(cuLaunchKernel(m.fused(), unsigned(blocks), 1, 1, unsigned(spec.threads()), 1, 1,
                          unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));

@@ -7,8 +7,22 @@
 
 namespace fusedsample::runtime {
 
+namespace {
+
+CUtensorMapL2promotion l2_promotion_enum(int bytes, const char* name) {
+  switch (bytes) {
+    case 0: return CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    case 64: return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+    case 128: return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    case 256: return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  }
+  throw InvalidArgument(fmt::format("tensor map for {}: L2 promotion of {} bytes (0, 64, 128 or 256)", name, bytes));
+}
+
+}  // namespace
+
 CUtensorMap operand_tensor_map(const void* base, DType dtype, std::int64_t rows, std::int64_t hidden, int box_rows,
-                               int box_cols, const char* name) {
+                               int box_cols, int l2_promotion, const char* name) {
   if (dtype != DType::bf16 && dtype != DType::fp16)
     throw Unsupported(fmt::format("tensor map for {}: dtype {} (the copy engine path is bf16/fp16)", name, to_string(dtype)));
   // Limits of cuTensorMapEncodeTiled: dims < 2^32, strides a multiple of 16
@@ -21,6 +35,7 @@ CUtensorMap operand_tensor_map(const void* base, DType dtype, std::int64_t rows,
   if (box_cols != 64 && box_cols != 32)
     throw InvalidArgument(fmt::format("tensor map for {}: box of {} columns (64 or 32: 128- or 64-byte swizzled rows)",
                                       name, box_cols));
+  const CUtensorMapL2promotion promotion = l2_promotion_enum(l2_promotion, name);
   if (reinterpret_cast<std::uintptr_t>(base) % 16 != 0)
     throw InvalidArgument(fmt::format("tensor map for {}: base address {} is not 16-byte aligned", name, base));
   CUtensorMap map{};
@@ -32,25 +47,27 @@ CUtensorMap operand_tensor_map(const void* base, DType dtype, std::int64_t rows,
       &map, dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
       const_cast<void*>(base), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
       box_cols == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    driver::check(r, fmt::format("cuTensorMapEncodeTiled({}: [{}, {}] {}, box {} x {})", name, rows, hidden,
-                                 to_string(dtype), box_cols, box_rows)
+    driver::check(r, fmt::format("cuTensorMapEncodeTiled({}: [{}, {}] {}, box {} x {}, L2 promotion {})", name, rows,
+                                 hidden, to_string(dtype), box_cols, box_rows, l2_promotion)
                          .c_str());
   return map;
 }
 
 const CUtensorMap& OperandMapCache::get(const void* base, DType dtype, std::int64_t rows, std::int64_t hidden,
-                                        int box_rows, int box_cols, const char* name) {
+                                        int box_rows, int box_cols, int l2_promotion, const char* name) {
   if (base_ != base || dtype_ != dtype || rows_ != rows || hidden_ != hidden || box_rows_ != box_rows ||
-      box_cols_ != box_cols) {
-    map_ = operand_tensor_map(base, dtype, rows, hidden, box_rows, box_cols, name);  // the key changes only once it encoded
+      box_cols_ != box_cols || l2_promotion_ != l2_promotion) {
+    // the key changes only once it encoded
+    map_ = operand_tensor_map(base, dtype, rows, hidden, box_rows, box_cols, l2_promotion, name);
     base_ = base;
     dtype_ = dtype;
     rows_ = rows;
     hidden_ = hidden;
     box_rows_ = box_rows;
     box_cols_ = box_cols;
+    l2_promotion_ = l2_promotion;
   }
   return map_;
 }

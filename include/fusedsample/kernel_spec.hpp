@@ -71,6 +71,13 @@ struct KernelSpec {
   // while the other multiplies (templates/fused_wgmma_coop.cuh; "pp" in the
   // spec text; absent when false).
   bool ping_pong = false;
+  // wgmma_ws and wgmma_coop only: the L2 promotion of the tensor maps their
+  // copies read W and H through (CUtensorMapL2promotion), in bytes: 256
+  // (the default), 128, 64 or 0 (none). With 256 each 128-byte row of a box
+  // asks the L2 for 256 bytes; on the H200 that made the bandwidth-bound
+  // batches 4-6 % slower than 128 or none (BENCHMARKS.md, session 27). The
+  // kernel's code does not change ("l2p128" in the spec text; absent when 256).
+  int l2_promotion = 256;
   DType dtype = DType::bf16;
   Arch arch = Arch::sm_90;
   Variant variant = Variant::mma_sync;
@@ -82,11 +89,17 @@ struct KernelSpec {
   void validate() const;
   // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1", then " c2" for clusters,
   // " l2" for logits staged in L2, " sk" for stream-K, " re" for the
-  // register epilogue and " pp" for ping-pong: stable, parseable.
+  // register epilogue, " pp" for ping-pong and " l2pN" for an L2 promotion
+  // other than 256 bytes: stable, parseable.
   std::string to_string() const;
   static KernelSpec parse(std::string_view text);
   bool operator==(const KernelSpec&) const = default;
 };
+
+// The part of `spec` that selects the compiled binary: `spec` with the launch
+// settings that change no byte of the kernel (l2_promotion) at their
+// defaults. Specs with one binary_spec share a module and its cache entry.
+KernelSpec binary_spec(const KernelSpec& spec);
 
 // The default variant for a dtype: mma_sync for bf16/fp16, simt for fp32.
 Variant default_variant(DType);

@@ -199,3 +199,23 @@ TEST(SearchSpace, OffersTheRegisterEpilogueForLargeBatches) {
   EXPECT_LT(cost("bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w12x1 re"),
             cost("bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w12x1"));
 }
+
+// The TMA-fed variants are also searched without L2 promotion (a family of
+// their own in the cap's first pass, so the default cap holds some at every
+// batch size on Hopper); every other variant keeps the default 256.
+TEST(SearchSpace, OffersTheTmaVariantsWithoutL2Promotion) {
+  for (std::int64_t rows : {1, 16, 64, 256}) {
+    const auto specs = fs::search_space(DType::bf16, Arch::sm_90, rows);
+    const auto promoted = std::count_if(specs.begin(), specs.end(), [](const fs::KernelSpec& s) {
+      return s.l2_promotion == 0 && fs::uses_tma(s.variant);
+    });
+    EXPECT_GE(promoted, 1) << rows;
+    for (const auto& s : specs) {
+      EXPECT_TRUE(s.l2_promotion == 256 || s.l2_promotion == 0) << s.to_string();
+      if (!fs::uses_tma(s.variant)) EXPECT_EQ(s.l2_promotion, 256) << s.to_string();
+    }
+  }
+  fs::SearchSpaceOptions all;
+  all.max_candidates = 100000;
+  for (const auto& s : fs::search_space(DType::bf16, Arch::sm_80, 16, all)) EXPECT_EQ(s.l2_promotion, 256);
+}

@@ -170,6 +170,39 @@ TEST_F(CacheDirTest, LoadOrCompileUsesDiskAndRebuildsCorruptEntries) {
   EXPECT_EQ(read_bytes(cache.module_path(key)), good);
 }
 
+// The L2 promotion of the TMA maps is a launch setting: specs that differ
+// only there render the same source, share a cache key, and the binary loaded
+// for one carries the spec it was asked for.
+TEST_F(CacheDirTest, L2PromotionSharesTheBinary) {
+  fs::KernelSpec a = fs::KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn32 td128 s4 w16x1");
+  fs::KernelSpec b = a;
+  b.l2_promotion = 0;
+  const fs::RenderedKernel ra = fs::render_kernel(a), rb = fs::render_kernel(b);
+  EXPECT_EQ(ra.source, rb.source);
+  EXPECT_EQ(fs::kernel_cache_key(ra), fs::kernel_cache_key(rb));
+  EXPECT_EQ(rb.spec, b);
+  fs::KernelSpec other = a;  // a kernel change is still a new key
+  other.stages = 5;
+  EXPECT_NE(fs::kernel_cache_key(fs::render_kernel(other)), fs::kernel_cache_key(ra));
+  const fs::DiskCache cache(dir_);
+  bool from_disk = true;
+  const fs::CompiledKernel first = fs::load_or_compile(ra, &cache, &from_disk);
+  EXPECT_FALSE(from_disk);
+  const fs::CompiledKernel second = fs::load_or_compile(rb, &cache, &from_disk);
+  EXPECT_TRUE(from_disk);
+  EXPECT_EQ(second.spec, b);
+  EXPECT_EQ(second.cubin, first.cubin);
+  // The process memo shares it too (from the disk entry just written), labelled per caller.
+  const auto ka = fs::compile_kernel(a), kb = fs::compile_kernel(b);
+  EXPECT_EQ(ka->spec, a);
+  EXPECT_EQ(kb->spec, b);
+  EXPECT_EQ(kb->cubin, first.cubin);
+  // A promotion where it is not allowed is refused, not compiled as its binary spec.
+  fs::KernelSpec no_tma = fs::KernelSpec::parse("bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1");
+  no_tma.l2_promotion = 128;
+  EXPECT_THROW(fs::compile_kernel(no_tma), fs::InvalidArgument);
+}
+
 TEST_F(CacheDirTest, CompileKernelStoresIntoEnvironmentCache) {
   const fs::KernelSpec spec = rare_spec();
   const std::string key = fs::kernel_cache_key(fs::render_kernel(spec));

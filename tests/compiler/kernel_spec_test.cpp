@@ -2,8 +2,9 @@
 // built-in default specs.
 #include <gtest/gtest.h>
 
-#include <algorithm>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -244,6 +245,40 @@ TEST(KernelSpec, PingPongToken) {
   tv256.tile_v = 256;
   tv256.stages = 3;
   expect_error<fs::InvalidArgument>([&] { tv256.validate(); }, {"ping-pong", "tile_v 128"}, "pp with tv256");
+}
+
+// The TMA maps' L2 promotion prints as a trailing "l2pN" (after every other
+// token), only when it is not the default 256 bytes; it changes no shared
+// memory and is for the TMA-fed variants only.
+TEST(KernelSpec, L2PromotionToken) {
+  KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 128, 64, 128, 4, 16, 1, Arch::sm_90a);
+  const std::size_t plain = s.shared_bytes();
+  EXPECT_EQ(s.l2_promotion, 256);
+  EXPECT_EQ(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn64 td128 s4 w16x1").l2_promotion, 256);
+  for (int bytes : {0, 64, 128}) {
+    s.l2_promotion = bytes;
+    expect_valid_text(s, fmt::format("bf16 sm_90a wgmma_coop tv128 tn64 td128 s4 w16x1 l2p{}", bytes));
+    EXPECT_EQ(s.shared_bytes(), plain);
+  }
+  EXPECT_EQ(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn64 td128 s4 w16x1 l2p256").to_string(),
+            "bf16 sm_90a wgmma_coop tv128 tn64 td128 s4 w16x1");
+  KernelSpec re = spec(DType::bf16, Variant::wgmma_coop, 256, 128, 64, 4, 12, 1, Arch::sm_90a);
+  re.reg_epilogue = true;
+  re.l2_promotion = 128;
+  expect_valid_text(re, "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re l2p128");
+  KernelSpec ws = spec(DType::bf16, Variant::wgmma_ws, 128, 64, 64, 4, 12, 1, Arch::sm_90a);
+  ws.l2_promotion = 0;
+  expect_valid_text(ws, "bf16 sm_90a wgmma_ws tv128 tn64 td64 s4 w12x1 l2p0");
+  s.l2_promotion = 32;
+  expect_error<fs::InvalidArgument>([&] { s.validate(); }, {"L2 promotion", "0 (none), 64, 128 or 256"}, "l2p32");
+  for (Variant v : {Variant::mma_sync, Variant::wgmma}) {
+    KernelSpec cp = spec(DType::bf16, v, 128, 16, 64, 4, v == Variant::wgmma ? 8 : 4, 1,
+                         v == Variant::wgmma ? Arch::sm_90a : Arch::sm_90);
+    cp.validate();
+    cp.l2_promotion = 128;
+    expect_error<fs::InvalidArgument>([&] { cp.validate(); }, {"L2 promotion", "TMA-fed"}, "l2p128 without TMA");
+  }
+  expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90a wgmma_coop l2pX"); }, {"l2pX"}, "bad l2p");
 }
 
 TEST(KernelSpec, ParseRejectsMalformedText) {

@@ -31,19 +31,22 @@ void expect_message(F f, const std::string& needle) {
 
 TEST(TensorMaps, RefusesWhatTheCopyEngineCannotAddress) {
   const auto bf16 = fs::DType::bf16;
-  expect_message<fs::InvalidArgument>([&] { operand_tensor_map(fake(0x1008), bf16, 100, 4096, 128, 64, "weights"); },
+  expect_message<fs::InvalidArgument>([&] { operand_tensor_map(fake(0x1008), bf16, 100, 4096, 128, 64, 256, "weights"); },
                                       "not 16-byte aligned");
-  expect_message<fs::InvalidArgument>([&] { operand_tensor_map(fake(0x1000), bf16, 100, 4100, 128, 64, "weights"); },
+  expect_message<fs::InvalidArgument>([&] { operand_tensor_map(fake(0x1000), bf16, 100, 4100, 128, 64, 256, "weights"); },
                                       "[100, 4100]");
-  expect_message<fs::InvalidArgument>([&] { operand_tensor_map(fake(0x1000), bf16, 0, 4096, 128, 64, "hidden_states"); },
+  expect_message<fs::InvalidArgument>([&] { operand_tensor_map(fake(0x1000), bf16, 0, 4096, 128, 64, 256, "hidden_states"); },
                                       "hidden_states");
-  expect_message<fs::InvalidArgument>([&] { operand_tensor_map(fake(0x1000), bf16, 100, 4096, 512, 64, "weights"); },
+  expect_message<fs::InvalidArgument>([&] { operand_tensor_map(fake(0x1000), bf16, 100, 4096, 512, 64, 256, "weights"); },
                                       "box of 512 rows");
-  expect_message<fs::Unsupported>([&] { operand_tensor_map(fake(0x1000), fs::DType::fp32, 100, 4096, 128, 64, "weights"); },
+  expect_message<fs::Unsupported>([&] { operand_tensor_map(fake(0x1000), fs::DType::fp32, 100, 4096, 128, 64, 256, "weights"); },
                                   "fp32");
   // Boxes are 64 (128-byte swizzle) or 32 columns (64-byte swizzle) wide.
-  expect_message<fs::InvalidArgument>([&] { operand_tensor_map(fake(0x1000), bf16, 100, 4096, 128, 16, "weights"); },
+  expect_message<fs::InvalidArgument>([&] { operand_tensor_map(fake(0x1000), bf16, 100, 4096, 128, 16, 256, "weights"); },
                                       "box of 16 columns");
+  // The L2 promotion is one the driver names: none, 64, 128 or 256 bytes.
+  expect_message<fs::InvalidArgument>([&] { operand_tensor_map(fake(0x1000), bf16, 100, 4096, 128, 64, 32, "weights"); },
+                                      "L2 promotion of 32 bytes");
 }
 
 // The per-Sampler cache re-validates every key it has not encoded: a refused
@@ -52,8 +55,8 @@ TEST(TensorMaps, CacheKeepsNoRefusedKey) {
   fs::runtime::OperandMapCache cache;
   const auto bf16 = fs::DType::bf16;
   for (int i = 0; i < 2; ++i)
-    expect_message<fs::InvalidArgument>([&] { cache.get(fake(0x1008), bf16, 100, 4096, 128, 64, "weights"); },
+    expect_message<fs::InvalidArgument>([&] { cache.get(fake(0x1008), bf16, 100, 4096, 128, 64, 256, "weights"); },
                                         "not 16-byte aligned");
-  expect_message<fs::InvalidArgument>([&] { cache.get(fake(0x1000), bf16, 100, 4096, 300, 64, "hidden_states"); },
+  expect_message<fs::InvalidArgument>([&] { cache.get(fake(0x1000), bf16, 100, 4096, 300, 64, 256, "hidden_states"); },
                                       "box of 300 rows");
 }

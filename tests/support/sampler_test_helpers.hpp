@@ -143,6 +143,11 @@ inline KernelSpec make_wgmma_coop_spec(DType dtype, int tile_v, int tile_n, int 
 // bf16/fp16 the wgmma variant's corners (smallest and largest N, two 64-row
 // blocks per warpgroup, two warpgroups) and the warp-specialized variants',
 // which run on Hopper only.
+inline KernelSpec with_l2_promotion(KernelSpec s, int bytes) {
+  s.l2_promotion = bytes;
+  return s;
+}
+
 inline std::vector<KernelSpec> forced_specs(DType dtype) {
   if (dtype == DType::fp32)
     return {make_spec(dtype, 64, 8, 32, 3, 4, 1), make_spec(dtype, 128, 32, 32, 3, 4, 1),
@@ -185,7 +190,11 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 2, 64, false, false, true),
           // ping-pong (each consumer whole tiles in turn), with the register epilogue
           make_wgmma_coop_spec(dtype, 128, 128, 6, 12, 1, 64, false, false, true, true),
-          make_wgmma_coop_spec(dtype, 128, 128, 4, 12, 2, 64, false, false, true, true)};
+          make_wgmma_coop_spec(dtype, 128, 128, 4, 12, 2, 64, false, false, true, true),
+          // the tensor maps' L2 promotion (the same kernels, other maps): 128 bytes and none
+          with_l2_promotion(make_wgmma_coop_spec(dtype, 128, 32, 4, 16, 1, 128), 128),
+          with_l2_promotion(make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 1, 64, false, false, true), 0),
+          with_l2_promotion(make_wgmma_ws_spec(dtype, 64, 40, 4), 128)};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
@@ -210,7 +219,8 @@ inline std::string tiles_name(const KernelSpec& s) {
   return variant + "tv" + std::to_string(s.tile_v) + "_tn" + std::to_string(s.tile_n) + "_td" + std::to_string(s.tile_d) + "_s" +
          std::to_string(s.stages) + "_w" + std::to_string(s.warps_m) + "x" + std::to_string(s.warps_n) +
          (s.cluster > 1 ? "_c" + std::to_string(s.cluster) : "") + (s.stage_in_l2 ? "_l2" : "") + (s.stream_k ? "_sk" : "") +
-         (s.reg_epilogue ? "_re" : "") + (s.ping_pong ? "_pp" : "");
+         (s.reg_epilogue ? "_re" : "") + (s.ping_pong ? "_pp" : "") +
+         (s.l2_promotion != 256 ? "_l2p" + std::to_string(s.l2_promotion) : "");
 }
 
 inline SamplerOptions sampler_options(std::int64_t V, std::int64_t d, DType dtype,
