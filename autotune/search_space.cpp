@@ -220,6 +220,16 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
       if (it != ranked.end()) ranked.erase(it);
     }
   }
+  for (const KernelSpec& requested : options.extra) {
+    if (out.size() >= want) break;
+    const auto ex = buildable(requested, arch);
+    if (!ex || ex->dtype != dtype || ex->shared_bytes() > limit || ex->tile_n < lo || ex->tile_n > hi) continue;
+    const std::string text = ex->to_string();
+    if (std::any_of(out.begin(), out.end(), [&](const KernelSpec& s) { return s.to_string() == text; })) continue;
+    out.push_back(*ex);
+    const auto it = std::find_if(ranked.begin(), ranked.end(), [&](const auto& r) { return r.second.to_string() == text; });
+    if (it != ranked.end()) ranked.erase(it);
+  }
   std::map<std::tuple<int, int, int, int, int>, int> per_family;
   std::vector<bool> taken(ranked.size(), false);
   for (std::size_t i = 0; i < ranked.size() && out.size() < want; ++i) {

@@ -165,6 +165,7 @@ class Run {
     SearchSpaceOptions so;
     so.max_shared_bytes = std::size_t(ctx_.max_shared_optin());
     so.max_candidates = o_.max_candidates;
+    so.extra = o_.extra_candidates;
     for (int b : o_.buckets) {
       BucketResult br;
       br.bucket = b;

@@ -59,7 +59,7 @@ void print_table(const TuneOptions& o, const TuneReport& r) {
 int cmd_tune(const std::vector<std::string>& argv) {
   ArgParser parser(
       "fusedsample tune [--vocab V --hidden D --dtype T --batches LIST --budget S --reps R --max-candidates K "
-      "--finalists F]",
+      "--finalists F --also SPECS]",
       "Searches kernel configs for one LM-head shape on this GPU: enumerates candidates\n"
       "per batch bucket, compiles them all in parallel (into the module cache), checks\n"
       "each on exact-arithmetic inputs against the bucket's default config (bit for bit),\n"
@@ -82,6 +82,9 @@ int cmd_tune(const std::vector<std::string>& argv) {
       .option("max-candidates", "K", "candidates per bucket, the default config included", "24")
       .option("finalists", "F", "configs per bucket re-timed interleaved (at least --reps calls each); 0 or 1: "
               "no finalist round, the fastest screened config wins", "4")
+      .option("also", "SPECS", "more candidates, \"spec;spec\" (KernelSpec text, e.g. options the grid does not "
+              "search such as clusters): measured in every bucket whose batch tile bounds they fit, within "
+              "--max-candidates", "none")
       .option("device", "N", "CUDA device ordinal", "the current context's, or 0")
       .flag("no-save", "do not write the results to tuning.json")
       .epilog(
@@ -111,6 +114,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
   o.max_candidates = int(args.get_int("max-candidates", 24, 1, 100000));
   o.finalists = int(args.get_int("finalists", 4, 0, 64));
   o.device = int(args.get_int("device", -1, 0, 1023));
+  o.extra_candidates = spec_list_arg(args, "also");
   o.save = !args.has("no-save");
 
   std::string why;

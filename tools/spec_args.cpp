@@ -42,6 +42,28 @@ KernelSpec spec_text_arg(const Args& args) {
   return s;
 }
 
+std::vector<KernelSpec> spec_list_arg(const Args& args, const char* name) {
+  std::vector<KernelSpec> out;
+  const auto text = args.get(name);
+  if (!text) return out;
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    const auto semi = rest.find(';');
+    const std::string one(rest.substr(0, semi));
+    rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+    if (one.find_first_not_of(' ') == std::string::npos) continue;
+    try {
+      const KernelSpec s = KernelSpec::parse(one);
+      s.validate();
+      out.push_back(s);
+    } catch (const fusedsample::Error& e) {
+      throw UsageError(fmt::format("invalid spec '{}' in --{}: {}", one, name, e.what()));
+    }
+  }
+  if (out.empty()) throw UsageError(fmt::format("--{} names no spec (want \"spec;spec\")", name));
+  return out;
+}
+
 void add_spec_options(ArgParser& p) {
   p.option("dtype", "T", "storage type of W and H: bf16, fp16, fp32", "bf16")
       .option("arch", "ARCH", "target: sm_80, sm_86, sm_89, sm_90, sm_90a", "sm_90")

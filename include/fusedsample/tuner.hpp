@@ -42,6 +42,12 @@ struct SearchSpaceOptions {
   // the cost model ranks it out. Skipped if it does not validate for the arch
   // or fit max_shared_bytes.
   std::optional<KernelSpec> incumbent;
+  // Specs the caller asks to measure as well (fusedsample tune --also), e.g.
+  // options the grid does not search (clusters): candidates right after the
+  // incumbent, in this order, each where it validates for the arch, fits
+  // max_shared_bytes and the rows' tile_n bounds (min_tile_n..max_tile_n).
+  // They count toward max_candidates.
+  std::vector<KernelSpec> extra;
 };
 
 // The batch tile bounds the search keeps for `rows` rows:
@@ -62,7 +68,8 @@ double estimated_cost(const KernelSpec& spec, std::int64_t rows, std::size_t max
 // memory limit and the tile_n bounds, ranked by estimated_cost() and capped.
 // On sm_90 a variant that only validates for sm_90a is offered as sm_90a.
 // default_spec(dtype, arch, rows) always comes first, then the incumbent if
-// given. Throws InvalidArgument for rows < 1 or max_candidates < 1.
+// given, then the extra specs that fit. Throws InvalidArgument for rows < 1
+// or max_candidates < 1.
 std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, const SearchSpaceOptions& options = {});
 
 // ---------------------------------------------------------------------------
@@ -93,6 +100,7 @@ struct TuneOptions {
   // config is timed first, so each bucket still gets a result.
   double budget_s = 600;
   int max_candidates = 24;   // per bucket (SearchSpaceOptions::max_candidates)
+  std::vector<KernelSpec> extra_candidates;  // per bucket where they fit (SearchSpaceOptions::extra)
   // The finalist round: each bucket's `finalists` fastest screened configs
   // (>= 2 of them timed; 0 or 1: no round) are called back to back in a
   // balanced order (autotune/call_order.hpp), at least `reps` calls each

@@ -219,3 +219,28 @@ TEST(SearchSpace, OffersTheTmaVariantsWithoutL2Promotion) {
   all.max_candidates = 100000;
   for (const auto& s : fs::search_space(DType::bf16, Arch::sm_80, 16, all)) EXPECT_EQ(s.l2_promotion, 256);
 }
+
+// Extra specs (fusedsample tune --also) come right after the default and the
+// incumbent, once each, where they fit the rows' batch tile bounds, the arch
+// and the shared memory limit; they count toward the cap.
+TEST(SearchSpace, ExtraSpecsAreCandidatesWhereTheyFit) {
+  fs::SearchSpaceOptions o;
+  o.max_candidates = 6;
+  const auto c2 = fs::KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn64 td128 s4 w16x1 c2 l2p0");
+  const auto tn8 = fs::KernelSpec::parse("bf16 sm_90 mma_sync tv64 tn8 td128 s3 w4x1");
+  const auto fp16 = fs::KernelSpec::parse("fp16 sm_90 mma_sync tv64 tn8 td128 s3 w4x1");
+  o.extra = {c2, tn8, c2, fp16};
+  const auto at64 = fs::search_space(DType::bf16, Arch::sm_90, 64, o);
+  ASSERT_EQ(at64.size(), 6u);
+  EXPECT_EQ(at64[1], c2);  // in the order given, once
+  EXPECT_EQ(at64[2], tn8);  // T_N = 8 is within 64 rows' bounds (8..128)
+  EXPECT_EQ(std::count(at64.begin(), at64.end(), c2), 1);
+  EXPECT_EQ(std::count(at64.begin(), at64.end(), fp16), 0);  // another dtype
+  const auto at1 = fs::search_space(DType::bf16, Arch::sm_90, 1, o);  // T_N = 64 is above 1 row's bound (8)
+  EXPECT_EQ(std::count(at1.begin(), at1.end(), c2), 0);
+  EXPECT_EQ(at1[1], tn8);
+  const auto on_a100 = fs::search_space(DType::bf16, Arch::sm_80, 64, o);  // no wgmma there
+  EXPECT_EQ(std::count(on_a100.begin(), on_a100.end(), c2), 0);
+  o.max_candidates = 1;
+  EXPECT_EQ(fs::search_space(DType::bf16, Arch::sm_90, 64, o).size(), 1u);
+}

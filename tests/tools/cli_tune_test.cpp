@@ -54,6 +54,10 @@ TEST_F(CliTune, BadCommandLinesExitTwoNamingTheOption) {
       {"tune --reps 0", "--reps"},           {"tune --budget -5", "--budget"},
       {"tune --max-candidates 0", "--max-candidates"}, {"tune --bogus", "--bogus"},
       {"tune --finalists -1", "--finalists"},
+      {"tune --also 'bf16 sm_90 mma_sync tv12x'", "--also"},
+      // a valid text, but not a valid spec: the L2 promotion is for the TMA-fed variants
+      {"tune --also 'bf16 sm_90a wgmma_coop tv128 tn64 td128 s4 w16x1;bf16 sm_90 mma_sync tv64 tn8 l2p0'", "l2p0"},
+      {"tune --also ';'", "--also"},
   };
   for (const auto& c : cases) {
     const Result r = run_cli(dir_, c.args);
