@@ -351,12 +351,7 @@ void parse_own_flags(int& argc, char** argv) {
     else if (a == "--fs_seeds=one") g_opt.seed_per_row = false;
     else if (a.rfind("--fs_seeds=", 0) == 0) throw std::invalid_argument("unknown " + a + " (rows or one)");
     else if (a.rfind("--fs_order=", 0) == 0) throw std::invalid_argument("unknown " + a + " (balanced, rotating or sequential)");
-    else if (a.rfind("--fs_specs=", 0) == 0) {
-      std::stringstream in(a.substr(11));
-      std::string spec;
-      while (std::getline(in, spec, ';'))
-        if (!spec.empty()) g_opt.sweep_specs.push_back(spec);
-    }
+    else if (a.rfind("--fs_specs=", 0) == 0) g_opt.sweep_specs = fs::split_spec_list(a.substr(11));
     else if (a.rfind("--fs_shapes=", 0) == 0) {
       g_opt.shapes.clear();
       auto v = parse_list(a.substr(12));  // V,d,V,d,...

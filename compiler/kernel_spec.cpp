@@ -212,6 +212,20 @@ KernelSpec binary_spec(const KernelSpec& spec) {
   return s;
 }
 
+std::vector<std::string> split_spec_list(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const auto semi = text.find(';');
+    std::string_view item = text.substr(0, semi);
+    text = semi == std::string_view::npos ? std::string_view() : text.substr(semi + 1);
+    const auto first = item.find_first_not_of(' ');
+    if (first == std::string_view::npos) continue;
+    item = item.substr(first, item.find_last_not_of(' ') - first + 1);
+    out.emplace_back(item);
+  }
+  return out;
+}
+
 std::string KernelSpec::to_string() const {
   return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}{}{}{}{}", fusedsample::to_string(dtype),
                      fusedsample::to_string(arch), fusedsample::to_string(variant), tile_v, tile_n, tile_d, stages,

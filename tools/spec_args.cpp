@@ -46,12 +46,7 @@ std::vector<KernelSpec> spec_list_arg(const Args& args, const char* name) {
   std::vector<KernelSpec> out;
   const auto text = args.get(name);
   if (!text) return out;
-  std::string_view rest = *text;
-  while (!rest.empty()) {
-    const auto semi = rest.find(';');
-    const std::string one(rest.substr(0, semi));
-    rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
-    if (one.find_first_not_of(' ') == std::string::npos) continue;
+  for (const std::string& one : split_spec_list(*text)) {
     try {
       const KernelSpec s = KernelSpec::parse(one);
       s.validate();

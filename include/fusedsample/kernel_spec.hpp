@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fusedsample {
 
@@ -75,7 +76,7 @@ struct KernelSpec {
   // copies read W and H through (CUtensorMapL2promotion), in bytes: 256
   // (the default), 128, 64 or 0 (none). With 256 each 128-byte row of a box
   // asks the L2 for 256 bytes; on the H200 that made the bandwidth-bound
-  // batches 4-6 % slower than 128 or none (BENCHMARKS.md, session 27). The
+  // batches 4-8 % slower than 128 or none (BENCHMARKS.md, session 27). The
   // kernel's code does not change ("l2p128" in the spec text; absent when 256).
   int l2_promotion = 256;
   DType dtype = DType::bf16;
@@ -100,6 +101,11 @@ struct KernelSpec {
 // settings that change no byte of the kernel (l2_promotion) at their
 // defaults. Specs with one binary_spec share a module and its cache entry.
 KernelSpec binary_spec(const KernelSpec& spec);
+
+// "spec;spec;...": the spec texts of a list, each trimmed of spaces, empty
+// items dropped (the lists `fusedsample tune --also` and the benchmark's
+// --fs_specs take). Parsing each is the caller's (KernelSpec::parse).
+std::vector<std::string> split_spec_list(std::string_view text);
 
 // The default variant for a dtype: mma_sync for bf16/fp16, simt for fp32.
 Variant default_variant(DType);

@@ -281,6 +281,16 @@ TEST(KernelSpec, L2PromotionToken) {
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90a wgmma_coop l2pX"); }, {"l2pX"}, "bad l2p");
 }
 
+// "spec;spec" lists: trimmed items, empty ones dropped, order kept.
+TEST(KernelSpec, SplitSpecList) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(fs::split_spec_list("bf16 sm_90 mma_sync tv64; ;  bf16 sm_90a wgmma_coop tv128 l2p0 ;"),
+            (V{"bf16 sm_90 mma_sync tv64", "bf16 sm_90a wgmma_coop tv128 l2p0"}));
+  EXPECT_EQ(fs::split_spec_list("one"), V{"one"});
+  EXPECT_TRUE(fs::split_spec_list("").empty());
+  EXPECT_TRUE(fs::split_spec_list(" ; ;").empty());
+}
+
 TEST(KernelSpec, ParseRejectsMalformedText) {
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90"); }, {"bf16 sm_90"}, "two fields");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse(""); }, {"dtype arch variant"}, "empty");
