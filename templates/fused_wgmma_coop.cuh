@@ -137,8 +137,9 @@ static_assert(FS_SHARED_WG0 || 128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_
 #define FS_STREAM_K 0
 #endif
 static_assert(!FS_STREAM_K || FS_CLUSTER == 1, "wgmma_coop: stream-K (sk) runs without clusters");
-static_assert(!FS_REG_EPILOGUE || ((FS_TN == 128 || FS_TN == 256) && !FS_STREAM_K && FS_SHARED_WG0 && !FS_L_GLOBAL),
-              "wgmma_coop: the register epilogue (re) needs T_N = 128 or 256, w12x1, and no stream-K or l2");
+static_assert(!FS_REG_EPILOGUE || ((FS_TN == 128 || FS_TN == 256) && FS_SHARED_WG0 && !FS_L_GLOBAL),
+              "wgmma_coop: the register epilogue (re) needs T_N = 128 or 256, w12x1, and no l2");
+static_assert(!FS_STREAM_K || !FS_PING_PONG, "wgmma_coop: stream-K (sk) does not run ping-pong (pp)");
 static_assert(!FS_PING_PONG || (FS_REG_EPILOGUE && FS_TV == 128 && FS_TN == 128),
               "wgmma_coop: ping-pong (pp) needs the register epilogue and 128 x 128 tiles (whole tiles per consumer)");
 static_assert(!FS_REG_EPILOGUE || 128 * 40 + 256 * FS_CONSUMER_REGS <= FS_THREADS * ((65536 / FS_THREADS) & ~7),
@@ -181,7 +182,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   fs_u64* const order = lfree + 1;  // [2] with FS_PING_PONG
   unsigned char* const rebuf = reinterpret_cast<unsigned char*>(order + (FS_PING_PONG ? 2 : 0));
 #endif
-#if FS_STREAM_K
+#if FS_STREAM_K && !FS_REG_EPILOGUE
   // The staged tile's index (stream-K: the consumers tell the epilogue which
   // tile L holds, -1 when they are done; the epilogue does not walk the schedule).
   volatile fs_i64* ltile = reinterpret_cast<volatile fs_i64*>(lfree + 1);
@@ -219,7 +220,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
   if (FS_PRODUCER_WG ? wg == 0 : threadIdx.x < 32) {
     // Producer: every stage of every tile of this block, in order.
 #if FS_STREAM_K
-#if !FS_SHARED_WG0
+#if FS_PRODUCER_WG
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #endif
     if (threadIdx.x == 0)
@@ -252,7 +253,37 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
                  dh0 = fs_wgmma_desc<2 * box_cols>(fs_smem_addr(Hs));
     fs_ring_pos<FS_STAGES> pos;
     fs_i64 j = 0;   // the block's tile number
-#if FS_STREAM_K
+#if FS_STREAM_K && FS_REG_EPILOGUE
+    // Stream-K with the register epilogue: the consumers walk the block's
+    // units (stream_k.cuh) and sample every tile they finish, whole or a
+    // head (after adding its tail's partial sums); a tail only hands its
+    // partial sums on. The block's first sampled tile folds every group's
+    // lead first (it is the block's first unit whenever any tile is dealt
+    // whole: every block then has one), as the plain loop's first tile does.
+    unsigned char* const mybuf = rebuf + c * fs_re_bytes(FS_MI, FS_TN);  // its words and row values
+    fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
+    const int ct = (int)threadIdx.x - 128;  // consumer thread 0..255
+    fs_sk_walk at = fs_sk_walk_start(sched, (int)blockIdx.x);
+    fs_sk_unit u;
+    // The block's first sampled unit: its first, or its second if the first is a tail.
+    const int lead_unit = sched.dp_tiles == 0 && at.at % ktiles != 0 ? 1 : 0;
+    for (; fs_sk_walk_next(sched, (int)blockIdx.x, at, u); ++j) {
+      // A tail's k-loop runs without the hook (it samples nothing): one loop
+      // for both, as a second copy of the k-loop spilled registers.
+      const bool tail = fs_sk_is_tail(u);
+      const fs_i64 v0 = (u.tile / n_tiles) * FS_TV + c * FS_MI * 64, n0 = (u.tile % n_tiles) * FS_TN;
+      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, mybuf, tid, u.k1 - u.k0};
+      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC>(acc, full, empty, pos, dw0, dh0, u.k1 - u.k0,
+                                                                          1000000 + j * ktiles, nullptr,
+                                                                          fs_hook_if<decltype(prep)>{prep, !tail}, true);
+      if (tail) {  // the rest of a tile another block finishes
+        fs_sk_put_partial<FS_MI, FS_NACC, false>(acc, p, (int)blockIdx.x, ct);
+        continue;
+      }
+      if (fs_sk_is_head(u, ktiles)) fs_sk_add_partial(acc, p, (int)blockIdx.x - 1, ct);
+      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, mybuf, c, wq, lane, j == lead_unit, rc);
+    }
+#elif FS_STREAM_K
     const int ct = (int)threadIdx.x - 128;  // consumer thread 0..255
     fs_sk_cursor at = fs_sk_start(sched, (int)blockIdx.x);
     fs_sk_unit u;

@@ -13,8 +13,10 @@
 
 #define FS_SK_BARRIER 1  // named barrier of the 256 consumer threads
 
-// Tail: consumer thread ct writes its accumulators to slot `slot` and zeroes them.
-template <int MI, int NACC>
+// Tail: consumer thread ct writes its accumulators to slot `slot` and (ZERO)
+// zeroes them (not needed where the next tile's first MMAs overwrite them:
+// the register epilogue's k-loop; zeroing there spilled registers).
+template <int MI, int NACC, bool ZERO = true>
 __device__ __forceinline__ void fs_sk_put_partial(float (&acc)[MI][NACC], const fs_fused_params& p, int slot, int ct) {
   float* dst = p.partials + (fs_i64)slot * (MI * NACC * 256) + ct;
 #pragma unroll
@@ -22,7 +24,7 @@ __device__ __forceinline__ void fs_sk_put_partial(float (&acc)[MI][NACC], const 
 #pragma unroll
     for (int j = 0; j < NACC; ++j) {
       __stcg(dst + (i * NACC + j) * 256, acc[i][j]);
-      acc[i][j] = 0.0f;
+      if (ZERO) acc[i][j] = 0.0f;
     }
   __threadfence();
   fs_named_barrier(FS_SK_BARRIER, 256);

@@ -182,6 +182,16 @@ __device__ constexpr unsigned fs_tma_empty_count(unsigned consumer_threads, int 
 struct fs_no_hook {
   __device__ __forceinline__ void operator()(int) const {}
 };
+// A hook that runs only when `on` (stream-K with the register epilogue: a
+// tail's k-loop prepares no sampling; one loop for both kinds of unit).
+template <class Hook>
+struct fs_hook_if {
+  const Hook& hook;
+  bool on;
+  __device__ __forceinline__ void operator()(int kt) const {
+    if (on) hook(kt);
+  }
+};
 template <int TV, int TN, int TD, int STAGES, int MI, int NACC, int CLUSTER = 1, class Hook = fs_no_hook>
 __device__ __forceinline__ void fs_tma_consume_tile(float (&acc)[MI][NACC], fs_u64* full, fs_u64* empty,
                                                     fs_ring_pos<STAGES>& pos, fs_u64 dw0, fs_u64 dh0, int ktiles,

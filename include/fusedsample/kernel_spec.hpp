@@ -61,13 +61,13 @@ struct KernelSpec {
   // per block; templates/stream_k.cuh), so no block runs a tile more than
   // another ("sk" in the spec text; absent when false).
   bool stream_k = false;
-  // wgmma_coop only, T_N = 128 or 256, w12x1, without stream-K or l2 (clusters
-  // allowed): no epilogue warps and no staged logits; the
+  // wgmma_coop only, T_N = 128 or 256, w12x1, without l2 (clusters or
+  // stream-K allowed): no epilogue warps and no staged logits; the
   // consumers sample each tile straight from their accumulators
   // (templates/epilogue_registers.cuh; "re" in the spec text; absent when
   // false).
   bool reg_epilogue = false;
-  // With reg_epilogue and 128 x 128 tiles only: ping-pong, each consumer
+  // With reg_epilogue and 128 x 128 tiles only, without stream-K: ping-pong, each consumer
   // warpgroup multiplies and samples whole tiles in turn, so one samples
   // while the other multiplies (templates/fused_wgmma_coop.cuh; "pp" in the
   // spec text; absent when false).

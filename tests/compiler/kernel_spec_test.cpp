@@ -192,15 +192,17 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   // offsets (8 bytes each)
   EXPECT_EQ(s.shared_bytes(), unstaged + 2 * ((2 * 2 * 4 + 3) * 128 * 4 + 2 * 128 * 8));
   EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4").reg_epilogue);
-  for (auto [field, why] : {std::pair<int, const char*>{0, "re with tn64"}, {1, "re with w16x1"}, {2, "re with sk"},
-                            {3, "re with l2"}}) {
+  for (auto [field, why] : {std::pair<int, const char*>{0, "re with tn64"}, {1, "re with w16x1"}, {3, "re with l2"}}) {
     KernelSpec bad = s;
     if (field == 0) bad.tile_n = 64;
     if (field == 1) bad.warps_m = 16;
-    if (field == 2) bad.stream_k = true;
     if (field == 3) bad.stage_in_l2 = true;
     expect_error<fs::InvalidArgument>([&] { bad.validate(); }, {"register epilogue"}, why);
   }
+  KernelSpec sk = s;  // stream-K: the consumers sample the tiles they finish (whole or after a tail's partial sums)
+  sk.stream_k = true;
+  expect_valid_text(sk, "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 sk re");
+  EXPECT_EQ(sk.shared_bytes(), s.shared_bytes() + 16);
   // T_N = 256 (tv128: one m64n256 per consumer and k16, two batch columns per consumer thread)
   KernelSpec wide = spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a);
   wide.reg_epilogue = true;
@@ -215,6 +217,9 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   KernelSpec wide_pp = wide;
   wide_pp.ping_pong = true;
   expect_error<fs::InvalidArgument>([&] { wide_pp.validate(); }, {"ping-pong", "tile_n 128"}, "pp with tn256");
+  KernelSpec sk_pp = spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 6, 12, 1, Arch::sm_90a);
+  sk_pp.reg_epilogue = sk_pp.ping_pong = sk_pp.stream_k = true;
+  expect_error<fs::InvalidArgument>([&] { sk_pp.validate(); }, {"stream-K", "ping-pong"}, "sk with pp");
   KernelSpec c2 = s;  // in a cluster (sharing W at N = 256, H below), as cuBLAS's 256 x 128 tiles
   c2.cluster = 2;
   expect_valid_text(c2, "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 c2 re");

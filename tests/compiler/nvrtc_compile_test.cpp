@@ -221,6 +221,11 @@ std::vector<CompileCase> all_cases() {
       re.spec.reg_epilogue = true;
       out.push_back(re);
     }
+    for (auto [tv, tn] : {std::pair{256, 128}, {128, 256}}) {  // with stream-K
+      CompileCase re_sk = coop(tv, tn, 64, 4, 12);
+      re_sk.spec.reg_epilogue = re_sk.spec.stream_k = true;
+      out.push_back(re_sk);
+    }
     CompileCase re_c2 = coop(256, 128, 64, 4, 12, 2);  // and in a cluster
     re_c2.spec.reg_epilogue = true;
     out.push_back(re_c2);

@@ -277,13 +277,19 @@ TEST(ExactnessGreedy, NegativeLogitsIgnoreRowsPastTheVocabulary) {
 // cut along the depth (d = 520: nine k-steps, cuts at uneven k): the block
 // that samples a cut tile adds the partial sums another block computed. The
 // samples must be the reference's, for 64 and 128 accumulators per consumer,
-// logits staged in shared memory and in L2, several samples and greedy rows,
+// logits staged in shared memory and in L2, the register epilogue (the
+// consumers sample each tile they finish: with tiles dealt whole first, and
+// with every block starting on a cut tile), several samples and greedy rows,
 // twice in a row (the flags are zero again after a launch).
 TEST(ExactnessStreamK, CutTilesMatchReference) {
   FS_REQUIRE_GPU();
   testing::use_process_context();
-  const std::vector<KernelSpec> specs = {testing::make_wgmma_coop_spec(DType::bf16, 128, 64, 4, 20, 1, 64, false, true),
-                                         testing::make_wgmma_coop_spec(DType::bf16, 256, 128, 4, 12, 1, 64, true, true)};
+  const std::vector<KernelSpec> specs = {
+      testing::make_wgmma_coop_spec(DType::bf16, 128, 64, 4, 20, 1, 64, false, true),
+      testing::make_wgmma_coop_spec(DType::bf16, 256, 128, 4, 12, 1, 64, true, true),
+      testing::make_wgmma_coop_spec(DType::bf16, 128, 128, 4, 12, 1, 64, false, true, true),
+      testing::make_wgmma_coop_spec(DType::bf16, 256, 128, 4, 12, 1, 64, false, true, true),
+      testing::make_wgmma_coop_spec(DType::bf16, 128, 256, 4, 12, 1, 64, false, true, true)};
   if (!testing::spec_runs_here(specs[0])) GTEST_SKIP() << "stream-K specs need a Hopper GPU (compute capability 9.0)";
   std::mt19937_64 rng(testing::fresh_seed());
   const DType dtype = DType::bf16;

@@ -87,6 +87,33 @@ TEST(StreamK, EveryKStepOnceAndEachTileCutAtMostOnce) {
       for (int ktiles : {1, 2, 9, 64, 128}) check_schedule(tiles, ktiles, blocks);
 }
 
+// The consumers of register-epilogue specs walk with fs_sk_walk (less
+// state); it must yield the units fs_sk_next yields, in the same order.
+TEST(StreamK, CompactWalkYieldsTheSameUnits) {
+  for (int blocks : {1, 2, 3, 7, 132})
+    for (fs_i64 tiles : {1, 2, 5, 131, 133, 264, 300, 501, 1002})
+      for (int ktiles : {1, 2, 9, 64, 128}) {
+        if (tiles < blocks) continue;  // the sampler launches at most one block per tile
+        const fs_sk_schedule s = fs_sk_make(tiles, ktiles, blocks);
+        for (int b = 0; b < blocks; ++b) {
+          SCOPED_TRACE(testing::Message() << "tiles " << tiles << " ktiles " << ktiles << " blocks " << blocks
+                                          << " block " << b);
+          const Walk expected = walk(s, b);
+          fs_sk_walk w = fs_sk_walk_start(s, b);
+          fs_sk_unit u;
+          std::size_t i = 0;
+          while (fs_sk_walk_next(s, b, w, u)) {
+            ASSERT_LT(i, expected.units.size());
+            EXPECT_EQ(u.tile, expected.units[i].tile);
+            EXPECT_EQ(u.k0, expected.units[i].k0);
+            EXPECT_EQ(u.k1, expected.units[i].k1);
+            ++i;
+          }
+          EXPECT_EQ(i, expected.units.size());
+        }
+      }
+}
+
 // The large shape at N = 128 on 132 blocks: 1002 tiles of 128 k-steps.
 // Plain round-robin runs 8 tiles on some blocks (7.59 on average); here every
 // block runs 7.59 tiles' k-steps, the last 1.59 waves cut along the depth.
