@@ -29,7 +29,10 @@ std::vector<CompileOutcome> compile_all(const std::vector<KernelSpec>& specs, un
       try {
         const auto k = compile_kernel(specs[i]);
         o.ok = true;
-        if (const auto r = kernel_resources(*k, "fs_fused_kernel")) o.spill_bytes = r->spill_store_bytes + r->spill_load_bytes;
+        if (const auto r = kernel_resources(*k, "fs_fused_kernel")) {
+          o.spill_bytes = r->spill_store_bytes + r->spill_load_bytes;
+          o.wgmma_serialized = r->wgmma_serialized;
+        }
       } catch (const std::exception& e) {
         o.error = e.what();
       } catch (...) {

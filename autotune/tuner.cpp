@@ -209,10 +209,13 @@ class Run {
       // table must never ship one (KernelResources.ShippedSpecsDoNotSpill).
       // The default is always timed: it is the baseline and the exactness
       // reference, and what runs without a tune anyway.
-      if (c.ok && c.spill_bytes > 0 && !defaults.count(c.spec.to_string())) {
+      // Nor is one whose wgmma instructions ptxas serialized (KernelResources::wgmma_serialized).
+      if (c.ok && (c.spill_bytes > 0 || c.wgmma_serialized) && !defaults.count(c.spec.to_string())) {
         ++r_.spilling;
         compile_errors_[c.spec.to_string()] =
-            fmt::format("fs_fused_kernel spills {} bytes of registers per thread: not a candidate", c.spill_bytes);
+            c.spill_bytes > 0
+                ? fmt::format("fs_fused_kernel spills {} bytes of registers per thread: not a candidate", c.spill_bytes)
+                : std::string("ptxas serialized fs_fused_kernel's wgmma instructions (C7515): not a candidate");
       }
     }
     r_.compile_failures = int(compile_errors_.size()) - r_.spilling;

@@ -3,6 +3,10 @@
 //   ptxas info    : Function properties for fs_fused_kernel
 //       0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 //   ptxas info    : Used 118 registers, used 1 barriers, 16 bytes smem
+// and ptxas's advisory that it serialized a kernel's wgmma instructions
+// (before the per-kernel reports):
+//   ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async
+//   instructions are serialized due to ... in the function 'fs_fused_kernel'
 #include <regex>
 #include <sstream>
 
@@ -18,10 +22,11 @@ std::optional<KernelResources> kernel_resources(const CompiledKernel& k, const s
   std::string line;
   bool in_kernel = false, found = false;
   KernelResources r;
+  const std::string quoted = "'" + kernel + "'";
   while (std::getline(in, line)) {
+    if (line.find("(C7515)") != std::string::npos && line.find(quoted) != std::string::npos) r.wgmma_serialized = true;
     if (line.find("Compiling entry function") != std::string::npos) {
-      if (found) break;  // the next kernel's report
-      in_kernel = line.find("'" + kernel + "'") != std::string::npos;
+      in_kernel = !found && line.find(quoted) != std::string::npos;  // (read on: an advisory may come later)
       continue;
     }
     if (!in_kernel) continue;

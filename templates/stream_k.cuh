@@ -105,33 +105,35 @@ FS_HD bool fs_sk_next(const fs_sk_schedule& s, fs_sk_cursor& c, fs_sk_unit& u) {
 }
 
 // The same walk with less state, for the consumers of register-epilogue
-// specs (whose registers the sampling fills): the next k-step as a position
-// in the launch's sequence (tile t's k-step k is t K + k) and the end of the
-// block's range. Yields the units fs_sk_next yields.
+// specs (whose registers the sampling fills: the 64-bit cursor spilled): the
+// next k-step as a 32-bit position in the launch's sequence (tile t's k-step
+// k is t K + k; the sampler refuses a stream-K launch of 2^31 k-steps or
+// more) and the end of the block's range. Yields the units fs_sk_next yields.
 struct fs_sk_walk {
-  fs_i64 at, end;
+  int at, end;
 };
 
 FS_HD fs_sk_walk fs_sk_walk_start(const fs_sk_schedule& s, int b) {
   const int r = fs_sk_range_of(s, b);
-  return fs_sk_walk{b < s.dp_tiles ? (fs_i64)b * s.ktiles : fs_sk_range_begin(s, r), fs_sk_range_begin(s, r + 1)};
+  return fs_sk_walk{b < s.dp_tiles ? b * s.ktiles : (int)fs_sk_range_begin(s, r), (int)fs_sk_range_begin(s, r + 1)};
 }
 
 FS_HD bool fs_sk_walk_next(const fs_sk_schedule& s, int b, fs_sk_walk& w, fs_sk_unit& u) {
-  const fs_i64 dp_end = s.dp_tiles * s.ktiles;
+  const int dp_end = (int)s.dp_tiles * s.ktiles;
   if (w.at < dp_end) {  // a whole tile, round-robin
     u.tile = w.at / s.ktiles;
     u.k0 = 0;
     u.k1 = s.ktiles;
-    w.at += (fs_i64)s.blocks * s.ktiles;
-    if (w.at >= dp_end) w.at = fs_sk_range_begin(s, fs_sk_range_of(s, b));
+    w.at += s.blocks * s.ktiles;
+    if (w.at >= dp_end) w.at = (int)fs_sk_range_begin(s, fs_sk_range_of(s, b));
     return true;
   }
   if (w.at >= w.end) return false;
-  u.tile = w.at / s.ktiles;
-  const fs_i64 t0 = u.tile * s.ktiles, next = t0 + s.ktiles < w.end ? t0 + s.ktiles : w.end;
-  u.k0 = (int)(w.at - t0);
-  u.k1 = (int)(next - t0);
+  const int tile = w.at / s.ktiles;
+  const int t0 = tile * s.ktiles, next = t0 + s.ktiles < w.end ? t0 + s.ktiles : w.end;
+  u.tile = tile;
+  u.k0 = w.at - t0;
+  u.k1 = next - t0;
   w.at = next;
   return true;
 }

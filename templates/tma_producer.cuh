@@ -186,7 +186,7 @@ struct fs_no_hook {
 // tail's k-loop prepares no sampling; one loop for both kinds of unit).
 template <class Hook>
 struct fs_hook_if {
-  const Hook& hook;
+  Hook hook;
   bool on;
   __device__ __forceinline__ void operator()(int kt) const {
     if (on) hook(kt);

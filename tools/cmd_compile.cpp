@@ -119,8 +119,9 @@ int cmd_compile(const std::vector<std::string>& argv) {
     info += fmt::format("shared memory  {} bytes per block (dynamic)\n", spec.shared_bytes());
     for (const char* kernel : {"fs_fused_kernel", "fs_stream_kernel"})
       if (const auto r = kernel_resources(k, kernel))
-        info += fmt::format("resources      {}: {} registers, {} bytes stack, {} / {} bytes spilled (stores / loads)\n",
-                            kernel, r->registers, r->stack_bytes, r->spill_store_bytes, r->spill_load_bytes);
+        info += fmt::format("resources      {}: {} registers, {} bytes stack, {} / {} bytes spilled (stores / loads){}\n",
+                            kernel, r->registers, r->stack_bytes, r->spill_store_bytes, r->spill_load_bytes,
+                            r->wgmma_serialized ? ", wgmma serialized (ptxas C7515)" : "");
     info += fmt::format("NVRTC          {} ({})\n", nvrtc_version(), fmt::join(k.options, " "));
     info += fmt::format("generator      {}\n", generator_version());
     info += fmt::format("cubin          {} bytes\n", k.cubin.size());

@@ -149,7 +149,7 @@ struct TuneReport {
   std::vector<BucketResult> buckets;
   int compiled = 0;          // distinct candidates compiled (or loaded from the disk cache)
   int compile_failures = 0;
-  int spilling = 0;          // compiled, but fs_fused_kernel spills registers: not candidates
+  int spilling = 0;          // compiled, but fs_fused_kernel spills registers (or ptxas serialized its wgmma): not candidates
   double compile_s = 0, total_s = 0;
   bool budget_exhausted = false;
   TuningDb db;                                 // what was recorded
