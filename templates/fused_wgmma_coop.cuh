@@ -266,8 +266,8 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     fs_sk_walk at = fs_sk_walk_start(sched, (int)blockIdx.x);
     fs_sk_unit u;
     // The block's first sampled unit: its first, or its second if the first is a tail.
-    const int lead_unit = sched.dp_tiles == 0 && at.at % ktiles != 0 ? 1 : 0;
-    for (; fs_sk_walk_next(sched, (int)blockIdx.x, at, u); ++j) {
+    const int lead_unit = at.dp_end == 0 && at.at % ktiles != 0 ? 1 : 0;
+    for (; fs_sk_walk_next(at, u); ++j) {
       // A tail's k-loop runs without the hook (it samples nothing): one loop
       // for both, as a second copy of the k-loop spilled registers.
       const bool tail = fs_sk_is_tail(u);

@@ -110,27 +110,35 @@ FS_HD bool fs_sk_next(const fs_sk_schedule& s, fs_sk_cursor& c, fs_sk_unit& u) {
 // k is t K + k; the sampler refuses a stream-K launch of 2^31 k-steps or
 // more) and the end of the block's range. Yields the units fs_sk_next yields.
 struct fs_sk_walk {
-  int at, end;
+  int at, end;        // the next k-step; the end of the block's range
+  int dp_end, stride;  // the whole tiles' end (T_dp K); B K, from one whole tile of the block to its next
+  int sk_begin, ktiles;  // the block's stream-K range's first k-step; K
 };
 
 FS_HD fs_sk_walk fs_sk_walk_start(const fs_sk_schedule& s, int b) {
   const int r = fs_sk_range_of(s, b);
-  return fs_sk_walk{b < s.dp_tiles ? b * s.ktiles : (int)fs_sk_range_begin(s, r), (int)fs_sk_range_begin(s, r + 1)};
+  fs_sk_walk w;
+  w.sk_begin = (int)fs_sk_range_begin(s, r);
+  w.end = (int)fs_sk_range_begin(s, r + 1);
+  w.dp_end = (int)s.dp_tiles * s.ktiles;
+  w.stride = s.blocks * s.ktiles;
+  w.ktiles = s.ktiles;
+  w.at = b < s.dp_tiles ? b * s.ktiles : w.sk_begin;
+  return w;
 }
 
-FS_HD bool fs_sk_walk_next(const fs_sk_schedule& s, int b, fs_sk_walk& w, fs_sk_unit& u) {
-  const int dp_end = (int)s.dp_tiles * s.ktiles;
-  if (w.at < dp_end) {  // a whole tile, round-robin
-    u.tile = w.at / s.ktiles;
+FS_HD bool fs_sk_walk_next(fs_sk_walk& w, fs_sk_unit& u) {
+  if (w.at < w.dp_end) {  // a whole tile, round-robin
+    u.tile = w.at / w.ktiles;
     u.k0 = 0;
-    u.k1 = s.ktiles;
-    w.at += s.blocks * s.ktiles;
-    if (w.at >= dp_end) w.at = (int)fs_sk_range_begin(s, fs_sk_range_of(s, b));
+    u.k1 = w.ktiles;
+    w.at += w.stride;
+    if (w.at >= w.dp_end) w.at = w.sk_begin;
     return true;
   }
   if (w.at >= w.end) return false;
-  const int tile = w.at / s.ktiles;
-  const int t0 = tile * s.ktiles, next = t0 + s.ktiles < w.end ? t0 + s.ktiles : w.end;
+  const int tile = w.at / w.ktiles;
+  const int t0 = tile * w.ktiles, next = t0 + w.ktiles < w.end ? t0 + w.ktiles : w.end;
   u.tile = tile;
   u.k0 = w.at - t0;
   u.k1 = next - t0;

@@ -102,7 +102,7 @@ TEST(StreamK, CompactWalkYieldsTheSameUnits) {
           fs_sk_walk w = fs_sk_walk_start(s, b);
           fs_sk_unit u;
           std::size_t i = 0;
-          while (fs_sk_walk_next(s, b, w, u)) {
+          while (fs_sk_walk_next(w, u)) {
             ASSERT_LT(i, expected.units.size());
             EXPECT_EQ(u.tile, expected.units[i].tile);
             EXPECT_EQ(u.k0, expected.units[i].k0);
