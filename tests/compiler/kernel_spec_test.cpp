@@ -180,7 +180,7 @@ TEST(KernelSpec, StreamKToken) {
 // The register epilogue prints as a trailing "re", only when set; it stages
 // no logits (the shared memory of the staged tile is not needed), keeps each
 // consumer's group words, lead noise, row values, seeds and offsets in shared memory, and is for
-// wgmma_coop w12x1 with T_N = 128 or 256, without stream-K or l2 only (clusters allowed).
+// wgmma_coop w12x1 with T_N = 128 or 256, without l2 only (clusters and, since session 28, stream-K allowed).
 TEST(KernelSpec, RegisterEpilogueToken) {
   KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 256, 128, 64, 4, 12, 1, Arch::sm_90a);
   s.stage_in_l2 = true;
