@@ -14,8 +14,14 @@
 // 3. Ranking by estimated_cost(), a two-term roofline (below), then a cap:
 //    default_spec() first, then the best-ranked specs, at most two per
 //    (variant, tile_v, tile_n, tile_d) family in a first pass so the cap is
-//    not spent on pipeline depths of one tile shape (re specs, and each L2
-//    promotion, are a family of their own), then the rest by rank.
+//    not spent on pipeline depths of one tile shape (re specs, their sk
+//    twins, and each L2 promotion, are a family of their own), then the rest
+//    by rank.
+// 4. With the launch's vocabulary and the GPU's multiprocessors known
+//    (SearchSpaceOptions::vocab, multiprocessors), each re spec (not pp) whose
+//    last wave of tiles is at most 80 % full also has its stream-K twin (sk;
+//    of the default L2 promotion only), at the same estimated cost (the model
+//    has no waves).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -41,8 +47,9 @@ constexpr int kWarpsN[] = {1, 2, 4};
 // wgmma_coop's epilogue options (reg_epilogue, ping_pong): staged logits and
 // epilogue warps; the consumers sampling their accumulators ("re"); and "re
 // pp". validate() keeps them to the tiles they exist for (T_N = 128, w12x1).
-// Clusters, l2 and stream-K are spec options the tuner does not search
-// (measured slower than the tables, sessions 9-15).
+// Clusters and l2 are spec options the tuner does not search (measured
+// slower than the tables, sessions 9-15); stream-K only as the twin of an re
+// spec whose last wave is underfull (last_wave_underfull).
 constexpr std::pair<bool, bool> kEpilogueOptions[] = {{false, false}, {true, false}, {true, true}};
 // The TMA-fed variants' L2 promotion (KernelSpec::l2_promotion): the default
 // 256 bytes, and none (0), which streamed W 4-8 % faster on the H200 at N <= 64
@@ -173,6 +180,13 @@ double estimated_cost(const KernelSpec& spec, std::int64_t rows, std::size_t max
   return std::max(memory, compute) + 0.1 * std::min(memory, compute) + 0.02 * smem / limit + epilogue;
 }
 
+bool last_wave_underfull(const KernelSpec& spec, std::int64_t vocab, std::int64_t rows, int multiprocessors) {
+  if (vocab < 1 || rows < 1 || multiprocessors < 1) return false;
+  const std::int64_t tiles = (vocab + spec.tile_v - 1) / spec.tile_v * ((rows + spec.tile_n - 1) / spec.tile_n);
+  const std::int64_t last = tiles % multiprocessors;
+  return tiles > multiprocessors && last != 0 && 5 * last <= 4 * std::int64_t(multiprocessors);
+}
+
 std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, const SearchSpaceOptions& options) {
   if (rows < 1) throw InvalidArgument(fmt::format("search_space: rows must be >= 1, got {}", rows));
   if (options.max_candidates < 1)
@@ -200,7 +214,17 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
                                        .dtype = dtype, .variant = variant};
                     const auto ok = buildable(s, arch);
                     if (!ok || ok->shared_bytes() > limit || !seen.insert(ok->to_string()).second) continue;
-                    ranked.emplace_back(estimated_cost(*ok, rows, limit), *ok);
+                    const double cost = estimated_cost(*ok, rows, limit);
+                    ranked.emplace_back(cost, *ok);
+                    // (Twins of the default promotion only: l2p0 is neutral at N >= 128, session 27.)
+                    if (re && !pp && promotion == 256 &&
+                        last_wave_underfull(*ok, options.vocab, rows, options.multiprocessors)) {
+                      KernelSpec twin = *ok;
+                      twin.stream_k = true;
+                      const auto sk = buildable(twin, arch);
+                      if (sk && sk->shared_bytes() <= limit && seen.insert(sk->to_string()).second)
+                        ranked.emplace_back(cost, *sk);
+                    }
                   }
               }
       }
@@ -234,7 +258,8 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
   std::vector<bool> taken(ranked.size(), false);
   for (std::size_t i = 0; i < ranked.size() && out.size() < want; ++i) {
     const KernelSpec& s = ranked[i].second;
-    int& n = per_family[{int(s.variant) + 64 * int(s.reg_epilogue), s.tile_v, s.tile_n, s.tile_d, s.l2_promotion}];
+    int& n = per_family[{int(s.variant) + 64 * int(s.reg_epilogue) + 128 * int(s.stream_k), s.tile_v, s.tile_n,
+                         s.tile_d, s.l2_promotion}];
     if (n >= 2) continue;
     ++n;
     taken[i] = true;

@@ -166,6 +166,8 @@ class Run {
     so.max_shared_bytes = std::size_t(ctx_.max_shared_optin());
     so.max_candidates = o_.max_candidates;
     so.extra = o_.extra_candidates;
+    so.vocab = o_.vocab;
+    so.multiprocessors = ctx_.multiprocessors();
     for (int b : o_.buckets) {
       BucketResult br;
       br.bucket = b;

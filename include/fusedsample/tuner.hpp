@@ -48,7 +48,23 @@ struct SearchSpaceOptions {
   // max_shared_bytes and the rows' tile_n bounds (min_tile_n..max_tile_n).
   // They count toward max_candidates.
   std::vector<KernelSpec> extra;
+  // The launch's vocabulary rows and the GPU's multiprocessors (0: unknown).
+  // With both, the grid also offers the stream-K twin (`sk`) of each register
+  // epilogue spec (`re`, not `pp`) whose tiles, ceil(vocab / T_V) x
+  // ceil(rows / T_N) on one block per multiprocessor, leave its last wave at
+  // most 80 % full: there stream-K deals the last waves' k-steps evenly
+  // (session 28: large shape, N = 256, 7.59 waves, 3-4 % faster), and where
+  // the waves are whole it only costs (~1-2 %). Twins of the default L2
+  // promotion only; a twin is a family of its own in the cap.
+  std::int64_t vocab = 0;
+  int multiprocessors = 0;
 };
+
+// Whether `spec` (a register-epilogue spec) leaves the last of its waves of
+// tiles at most 80 % full: more tiles than blocks (one per multiprocessor),
+// and the last wave's tiles, T mod B, in 1 .. 0.8 B. search_space() offers the
+// `sk` twin of such specs.
+bool last_wave_underfull(const KernelSpec& spec, std::int64_t vocab, std::int64_t rows, int multiprocessors);
 
 // The batch tile bounds the search keeps for `rows` rows:
 //   max: max(8, 2 * rows) (capped at 256) -- a tile much taller than the batch

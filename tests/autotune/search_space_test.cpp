@@ -244,3 +244,53 @@ TEST(SearchSpace, ExtraSpecsAreCandidatesWhereTheyFit) {
   o.max_candidates = 1;
   EXPECT_EQ(fs::search_space(DType::bf16, Arch::sm_90, 64, o).size(), 1u);
 }
+
+// Stream-K twins (sk) of the register-epilogue specs, where the launch's last
+// wave of tiles is at most 80 % full on one block per multiprocessor: the
+// large shape at N = 256 (1002 tiles of 128 x 256 on 132: 7.59 waves) gets
+// them, the small shape (1187 tiles: 8.99 waves) and an unknown shape do not;
+// never a twin of `pp`, and each twin validates.
+TEST(SearchSpace, OffersStreamKTwinsWhereTheLastWaveIsUnderfull) {
+  const auto tn256 = fs::KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 re");
+  EXPECT_TRUE(fs::last_wave_underfull(tn256, 128256, 256, 132));    // 1002 tiles: 78 in the last wave
+  EXPECT_FALSE(fs::last_wave_underfull(tn256, 151936, 256, 132));   // 1187: 131 of 132
+  EXPECT_FALSE(fs::last_wave_underfull(tn256, 132 * 128, 256, 132));  // whole waves
+  EXPECT_FALSE(fs::last_wave_underfull(tn256, 100 * 128, 256, 132));  // fewer tiles than blocks
+  EXPECT_FALSE(fs::last_wave_underfull(tn256, 128256, 256, 0));     // unknown GPU
+  EXPECT_TRUE(fs::last_wave_underfull(tn256, 128 * (132 + 105), 256, 132));   // 105 = 0.795 of 132
+  EXPECT_FALSE(fs::last_wave_underfull(tn256, 128 * (132 + 106), 256, 132));  // 106 = 0.803
+
+  fs::SearchSpaceOptions all;
+  all.max_candidates = 100000;
+  auto twins = [](const std::vector<fs::KernelSpec>& specs) {
+    return std::count_if(specs.begin(), specs.end(), [](const fs::KernelSpec& s) { return s.stream_k; });
+  };
+  EXPECT_EQ(twins(fs::search_space(DType::bf16, Arch::sm_90, 256, all)), 0);  // no shape given
+  all.multiprocessors = 132;
+  all.vocab = 128256;
+  const auto large = fs::search_space(DType::bf16, Arch::sm_90, 256, all);
+  EXPECT_GE(twins(large), 1);
+  for (const auto& s : large)
+    if (s.stream_k) {
+      EXPECT_TRUE(s.reg_epilogue && !s.ping_pong && s.l2_promotion == 256) << s.to_string();
+      EXPECT_TRUE(fs::last_wave_underfull(s, all.vocab, 256, 132)) << s.to_string();
+      EXPECT_NO_THROW(s.validate()) << s.to_string();
+      fs::KernelSpec plain = s;
+      plain.stream_k = false;
+      EXPECT_NE(std::find(large.begin(), large.end(), plain), large.end()) << "twin without its spec: " << s.to_string();
+    }
+  EXPECT_NE(std::find(large.begin(), large.end(), fs::KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 sk re")),
+            large.end());
+  all.vocab = 151936;
+  const auto small = fs::search_space(DType::bf16, Arch::sm_90, 256, all);
+  for (const auto& s : small)
+    if (s.stream_k) EXPECT_TRUE(fs::last_wave_underfull(s, all.vocab, 256, 132)) << s.to_string();
+  EXPECT_EQ(std::count(small.begin(), small.end(),
+                       fs::KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 sk re")),
+            0);
+  // The tuner's default cap of 24 keeps some twins at the large shape's N = 256 (their own family).
+  fs::SearchSpaceOptions capped;
+  capped.vocab = 128256;
+  capped.multiprocessors = 132;
+  EXPECT_GE(twins(fs::search_space(DType::bf16, Arch::sm_90, 256, capped)), 1);
+}
