@@ -3,8 +3,8 @@
 //   ptxas info    : Function properties for fs_fused_kernel
 //       0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 //   ptxas info    : Used 118 registers, used 1 barriers, 16 bytes smem
-// and ptxas's advisory that it serialized a kernel's wgmma instructions
-// (before the per-kernel reports):
+// and ptxas's advisories that it serialized a kernel's wgmma instructions
+// (before the per-kernel reports; C7515 here, other codes for other causes):
 //   ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async
 //   instructions are serialized due to ... in the function 'fs_fused_kernel'
 #include <regex>
@@ -24,7 +24,11 @@ std::optional<KernelResources> kernel_resources(const CompiledKernel& k, const s
   KernelResources r;
   const std::string quoted = "'" + kernel + "'";
   while (std::getline(in, line)) {
-    if (line.find("(C7515)") != std::string::npos && line.find(quoted) != std::string::npos) r.wgmma_serialized = true;
+    // Any code (C7515: accumulators defined by other instructions; C7511 and
+    // others: e.g. too few registers for the wgmma pipeline).
+    if (line.find("wgmma.mma_async instructions are serialized") != std::string::npos &&
+        line.find(quoted) != std::string::npos)
+      r.wgmma_serialized = true;
     if (line.find("Compiling entry function") != std::string::npos) {
       in_kernel = !found && line.find(quoted) != std::string::npos;  // (read on: an advisory may come later)
       continue;

@@ -106,7 +106,7 @@ std::size_t KernelSpec::shared_bytes() const {
         const int consumer_blocks = tile_v / (ping_pong ? 64 : 128);
         return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 +
                (stage_in_l2 || reg_epilogue ? 0 : std::size_t(tile_n) * tile_v * 4) + std::size_t(stages) * 16 +
-               16 + (stream_k ? 16 : 0) + (reg_epilogue ? 2 * std::size_t(fs_re_bytes(consumer_blocks, tile_n)) : 0) +
+               16 + (stream_k && !reg_epilogue ? 16 : 0) + (reg_epilogue ? 2 * std::size_t(fs_re_bytes(consumer_blocks, tile_n)) : 0) +
                (ping_pong ? 16 : 0) + 1024;
       }
   }

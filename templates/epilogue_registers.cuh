@@ -47,7 +47,10 @@
 // first folds every group's lead (epilogue_leads.cuh), whose
 // score is exact from the group word alone, and waits until every block
 // folded its first tile's leads (fs_re_wait_leads): the bound starts near the
-// best lead of the launch's first wave of tiles, not of one tile.
+// best lead of the launch's first wave of tiles, not of one tile. (With
+// stream-K, sk: the block's first sampled unit, a whole tile or a head; when
+// no tile is dealt whole, blocks that start on a tail reach it up to a tile
+// later and the others may stop waiting first: only the bound is lower.)
 #pragma once
 #include "fs_params.cuh"
 #include "philox_batch.cuh"

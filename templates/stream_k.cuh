@@ -132,8 +132,9 @@ FS_HD bool fs_sk_walk_next(fs_sk_walk& w, fs_sk_unit& u) {
     u.tile = w.at / w.ktiles;
     u.k0 = 0;
     u.k1 = w.ktiles;
-    w.at += w.stride;
-    if (w.at >= w.dp_end) w.at = w.sk_begin;
+    // (compared before adding: at + stride may pass 2^31 after the last whole tile)
+    if (w.at >= w.dp_end - w.stride) w.at = w.sk_begin;
+    else w.at += w.stride;
     return true;
   }
   if (w.at >= w.end) return false;

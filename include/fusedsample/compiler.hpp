@@ -49,7 +49,7 @@ struct KernelResources {
   int stack_bytes = 0;
   int spill_store_bytes = 0, spill_load_bytes = 0;
   int shared_static_bytes = 0;  // the dynamic part is KernelSpec::shared_bytes()
-  // ptxas's C7515 advisory for this kernel: it serializes the kernel's
+  // ptxas's advisory (C7515 or another code) for this kernel: it serializes the kernel's
   // wgmma.mma_async instructions (each waits for the one before), which cost
   // 30-40 % at N = 256 when a stream-K experiment set off (BENCHMARKS.md,
   // session 28). Such a kernel is exact but not a tuning candidate.

@@ -254,7 +254,8 @@ TEST(SearchSpace, OffersStreamKTwinsWhereTheLastWaveIsUnderfull) {
   const auto tn256 = fs::KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 re");
   EXPECT_TRUE(fs::last_wave_underfull(tn256, 128256, 256, 132));    // 1002 tiles: 78 in the last wave
   EXPECT_FALSE(fs::last_wave_underfull(tn256, 151936, 256, 132));   // 1187: 131 of 132
-  EXPECT_FALSE(fs::last_wave_underfull(tn256, 132 * 128, 256, 132));  // whole waves
+  EXPECT_FALSE(fs::last_wave_underfull(tn256, 132 * 128, 256, 132));  // one wave: no more tiles than blocks
+  EXPECT_FALSE(fs::last_wave_underfull(tn256, 264 * 128, 256, 132));  // whole waves
   EXPECT_FALSE(fs::last_wave_underfull(tn256, 100 * 128, 256, 132));  // fewer tiles than blocks
   EXPECT_FALSE(fs::last_wave_underfull(tn256, 128256, 256, 0));     // unknown GPU
   EXPECT_TRUE(fs::last_wave_underfull(tn256, 128 * (132 + 105), 256, 132));   // 105 = 0.795 of 132

@@ -202,7 +202,7 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   KernelSpec sk = s;  // stream-K: the consumers sample the tiles they finish (whole or after a tail's partial sums)
   sk.stream_k = true;
   expect_valid_text(sk, "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 sk re");
-  EXPECT_EQ(sk.shared_bytes(), s.shared_bytes() + 16);
+  EXPECT_EQ(sk.shared_bytes(), s.shared_bytes());  // (no staged tile's index: the consumers sample)
   // T_N = 256 (tv128: one m64n256 per consumer and k16, two batch columns per consumer thread)
   KernelSpec wide = spec(DType::bf16, Variant::wgmma_coop, 128, 256, 64, 4, 12, 1, Arch::sm_90a);
   wide.reg_epilogue = true;

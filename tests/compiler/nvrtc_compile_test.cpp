@@ -612,6 +612,12 @@ TEST(KernelResources, ReadsTheWgmmaSerializationAdvisory) {
   EXPECT_FALSE(stream->wgmma_serialized);
   EXPECT_EQ(stream->registers, 32);
   EXPECT_EQ(stream->spill_store_bytes, 0);
+  // Other codes name other causes; the kernel is serialized all the same.
+  k.log = "ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+          "insufficient register resources for the wgmma pipeline in the function 'fs_fused_kernel'\n"
+          "ptxas info    : Compiling entry function 'fs_fused_kernel' for 'sm_90a'\n"
+          "ptxas info    : Used 168 registers, used 16 barriers\n";
+  EXPECT_TRUE(fs::kernel_resources(k, "fs_fused_kernel")->wgmma_serialized);
   // The shipped default for N = 256 on Hopper is not serialized.
   const auto shipped = fs::kernel_resources(*fs::compile_kernel(fs::default_spec(DType::bf16, Arch::sm_90, 256)));
   ASSERT_TRUE(shipped.has_value());

@@ -114,6 +114,28 @@ TEST(StreamK, CompactWalkYieldsTheSameUnits) {
       }
 }
 
+// The 32-bit walk at the sampler's limit (T K just below 2^31, every tile
+// whole: T a multiple of B): after a block's last whole tile its next
+// position would pass 2^31; the walk must stop there, not wrap.
+TEST(StreamK, CompactWalkStopsAtTheLimit) {
+  const fs_i64 tiles = 132LL * 254200;  // T K = 2147481600 < 2^31 - 1 with K = 64
+  const fs_sk_schedule s = fs_sk_make(tiles, 64, 132);
+  ASSERT_LT(tiles * 64, 0x7fffffffLL);
+  for (int b : {0, 31, 32, 131}) {
+    fs_sk_walk w = fs_sk_walk_start(s, b);
+    fs_sk_unit u;
+    fs_i64 units = 0, last = -1;
+    while (fs_sk_walk_next(w, u) && units <= 254200) {
+      ASSERT_GE(u.tile, 0) << "block " << b << " unit " << units;
+      ASSERT_LT(u.tile, tiles) << "block " << b << " unit " << units;
+      last = u.tile;
+      ++units;
+    }
+    EXPECT_EQ(units, 254200) << "block " << b;
+    EXPECT_EQ(last, tiles - 132 + b) << "block " << b;
+  }
+}
+
 // The large shape at N = 128 on 132 blocks: 1002 tiles of 128 k-steps.
 // Plain round-robin runs 8 tiles on some blocks (7.59 on average); here every
 // block runs 7.59 tiles' k-steps, the last 1.59 waves cut along the depth.
