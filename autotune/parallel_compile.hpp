@@ -16,7 +16,7 @@ struct CompileOutcome {
   bool ok = false;
   std::string error;  // the exception's message when !ok
   int spill_bytes = 0;  // ptxas's spill stores + loads of fs_fused_kernel (bytes per thread)
-  bool wgmma_serialized = false;  // ptxas serialized fs_fused_kernel's wgmma instructions (C7515)
+  bool wgmma_serialized = false;  // ptxas serialized fs_fused_kernel's wgmma instructions (its advisory)
   double seconds = 0;
 };
 

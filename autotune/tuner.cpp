@@ -217,7 +217,7 @@ class Run {
         compile_errors_[c.spec.to_string()] =
             c.spill_bytes > 0
                 ? fmt::format("fs_fused_kernel spills {} bytes of registers per thread: not a candidate", c.spill_bytes)
-                : std::string("ptxas serialized fs_fused_kernel's wgmma instructions (C7515): not a candidate");
+                : std::string("ptxas serialized fs_fused_kernel's wgmma instructions (see its log): not a candidate");
       }
     }
     r_.compile_failures = int(compile_errors_.size()) - r_.spilling;

@@ -99,15 +99,15 @@ std::size_t KernelSpec::shared_bytes() const {
              std::size_t(stages) * 16 + 16 + 1024;
     case Variant::wgmma_coop:  // stages, the whole tile's staged logits (unpadded, swizzled; none when they go
                                // through L2), barriers (full/empty per stage, lfull, lfree), 1 KiB slack
-      // (stream-K: and the staged tile's index; register epilogue: no staged tile, and
+      // (stream-K with staged logits: and the staged tile's index; register epilogue: no staged tile, and
       // each consumer's group words, lead noise, row values, seeds and offsets for its 64-row blocks:
       // epilogue_registers_smem.cuh; ping-pong: whole tiles per consumer, and two order barriers)
       {
         const int consumer_blocks = tile_v / (ping_pong ? 64 : 128);
         return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 +
                (stage_in_l2 || reg_epilogue ? 0 : std::size_t(tile_n) * tile_v * 4) + std::size_t(stages) * 16 +
-               16 + (stream_k && !reg_epilogue ? 16 : 0) + (reg_epilogue ? 2 * std::size_t(fs_re_bytes(consumer_blocks, tile_n)) : 0) +
-               (ping_pong ? 16 : 0) + 1024;
+               16 + (stream_k && !reg_epilogue ? 16 : 0) +
+               (reg_epilogue ? 2 * std::size_t(fs_re_bytes(consumer_blocks, tile_n)) : 0) + (ping_pong ? 16 : 0) + 1024;
       }
   }
   return epilogue;

@@ -121,7 +121,7 @@ int cmd_compile(const std::vector<std::string>& argv) {
       if (const auto r = kernel_resources(k, kernel))
         info += fmt::format("resources      {}: {} registers, {} bytes stack, {} / {} bytes spilled (stores / loads){}\n",
                             kernel, r->registers, r->stack_bytes, r->spill_store_bytes, r->spill_load_bytes,
-                            r->wgmma_serialized ? ", wgmma serialized (ptxas C7515)" : "");
+                            r->wgmma_serialized ? ", wgmma serialized (ptxas advisory in the NVRTC log)" : "");
     info += fmt::format("NVRTC          {} ({})\n", nvrtc_version(), fmt::join(k.options, " "));
     info += fmt::format("generator      {}\n", generator_version());
     info += fmt::format("cubin          {} bytes\n", k.cubin.size());

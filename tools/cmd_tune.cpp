@@ -37,8 +37,8 @@ void print_table(const TuneOptions& o, const TuneReport& r) {
                b.count(CandidateStatus::mismatch), b.count(CandidateStatus::failed),
                b.count(CandidateStatus::over_budget));
   }
-  fmt::print("\ncompiled {} distinct candidates ({} failed, {} spill registers or serialize wgmma: not timed) in {:.1f} s; total wall "
-             "time {:.1f} s{}\n",
+  fmt::print("\ncompiled {} distinct candidates ({} failed, {} spill registers or serialize wgmma: not timed) in "
+             "{:.1f} s; total wall time {:.1f} s{}\n",
              r.compiled, r.compile_failures, r.spilling, r.compile_s, r.total_s,
              o.budget_s > 0 ? fmt::format(" (budget {:g} s{})", o.budget_s, r.budget_exhausted ? ", spent" : "")
                             : std::string());

@@ -49,10 +49,10 @@ struct KernelResources {
   int stack_bytes = 0;
   int spill_store_bytes = 0, spill_load_bytes = 0;
   int shared_static_bytes = 0;  // the dynamic part is KernelSpec::shared_bytes()
-  // ptxas's advisory (C7515 or another code) for this kernel: it serializes the kernel's
-  // wgmma.mma_async instructions (each waits for the one before), which cost
-  // 30-40 % at N = 256 when a stream-K experiment set off (BENCHMARKS.md,
-  // session 28). Such a kernel is exact but not a tuning candidate.
+  // ptxas reported (advisory C7515, C7511, ...) that it serialized this
+  // kernel's wgmma.mma_async instructions (each waits for the one before):
+  // a session-28 stream-K experiment that did so ran 30-40 % slower at
+  // N = 256 (BENCHMARKS.md). Such a kernel is exact but not a tuning candidate.
   bool wgmma_serialized = false;
 };
 std::optional<KernelResources> kernel_resources(const CompiledKernel& k, const std::string& kernel = "fs_fused_kernel");
