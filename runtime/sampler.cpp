@@ -185,9 +185,9 @@ struct Sampler::Impl {
     p.out_is_int64 = a.index_type == IndexType::int64 ? 1 : 0;
     const std::int64_t tiles = vtiles * ceil_div(a.rows, spec.tile_n);
     if (tiles > 0x7fffffff) throw InvalidArgument(fmt::format("{} tiles are too many for one launch", tiles));
-    // The register epilogue's stream-K consumers walk the launch's k-steps as
-    // 32-bit positions (templates/stream_k.cuh: fs_sk_walk).
-    if (spec.stream_k && spec.reg_epilogue && tiles * ceil_div(options.hidden, spec.tile_d) > 0x7fffffff)
+    // A stream-K kernel walks the launch's k-steps as 32-bit positions
+    // (templates/stream_k.cuh: fs_sk_walk).
+    if (spec.stream_k && tiles * ceil_div(options.hidden, spec.tile_d) > 0x7fffffff)
       throw InvalidArgument(fmt::format("{} tiles of {} k-steps are too many for one stream-K (sk) launch of [{}]", tiles,
                                         ceil_div(options.hidden, spec.tile_d), spec.to_string()));
     // Persistent kernels: as many blocks as fit, each taking an equal number

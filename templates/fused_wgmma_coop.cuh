@@ -285,9 +285,9 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     }
 #elif FS_STREAM_K
     const int ct = (int)threadIdx.x - 128;  // consumer thread 0..255
-    fs_sk_cursor at = fs_sk_start(sched, (int)blockIdx.x);
+    fs_sk_walk at = fs_sk_walk_start(sched, (int)blockIdx.x);
     fs_sk_unit u;
-    while (fs_sk_next(sched, at, u)) {
+    while (fs_sk_walk_next(at, u)) {
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC>(acc, full, empty, pos, dw0, dh0, u.k1 - u.k0,
                                                                           1000000 + j * ktiles);
       if (fs_sk_is_tail(u)) {  // the rest of a tile another block finishes

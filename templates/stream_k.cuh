@@ -49,7 +49,7 @@ FS_HD int fs_sk_range_of(const fs_sk_schedule& s, int b) { return s.blocks - 1 -
 
 // One piece of a block's work: k-steps [k0, k1) of tile `tile`.
 struct fs_sk_unit {
-  fs_i64 tile;
+  int tile;
   int k0, k1;
 };
 // A tail: its partial sums go to the block's slot of p.partials.
@@ -57,58 +57,13 @@ FS_HD bool fs_sk_is_tail(const fs_sk_unit& u) { return u.k0 > 0; }
 // A head: the tile's tail is in block b - 1's slot (b: this block).
 FS_HD bool fs_sk_is_head(const fs_sk_unit& u, int ktiles) { return u.k0 == 0 && u.k1 < ktiles; }
 
-// A block's walk through its work: the next unit's tile and first k-step,
-// where its stream-K range starts (sk_tile, sk_k) and ends (end_tile, end_k).
-// Divides only in fs_sk_start (the kernels' producer thread runs on 40
-// registers: a division inside its loop spilled).
-struct fs_sk_cursor {
-  fs_i64 tile;
-  int k;
-  fs_i64 sk_tile, end_tile;
-  int sk_k, end_k;
-};
-
-FS_HD fs_sk_cursor fs_sk_start(const fs_sk_schedule& s, int b) {
-  const int r = fs_sk_range_of(s, b);
-  const fs_i64 begin = fs_sk_range_begin(s, r), end = fs_sk_range_begin(s, r + 1);
-  fs_sk_cursor c;
-  c.sk_tile = begin / s.ktiles;
-  c.sk_k = (int)(begin - c.sk_tile * s.ktiles);
-  c.end_tile = end / s.ktiles;
-  c.end_k = (int)(end - c.end_tile * s.ktiles);
-  c.tile = b < s.dp_tiles ? (fs_i64)b : c.sk_tile;
-  c.k = b < s.dp_tiles ? 0 : c.sk_k;
-  return c;
-}
-
-// The unit at the cursor, advancing the cursor past it; false when the
-// block is done.
-FS_HD bool fs_sk_next(const fs_sk_schedule& s, fs_sk_cursor& c, fs_sk_unit& u) {
-  if (c.tile < s.dp_tiles) {  // a whole tile, round-robin
-    u.tile = c.tile;
-    u.k0 = 0;
-    u.k1 = s.ktiles;
-    c.tile += s.blocks;
-    if (c.tile >= s.dp_tiles) {
-      c.tile = c.sk_tile;
-      c.k = c.sk_k;
-    }
-    return true;
-  }
-  if (c.tile > c.end_tile || (c.tile == c.end_tile && c.k >= c.end_k)) return false;
-  u.tile = c.tile;
-  u.k0 = c.k;
-  u.k1 = c.tile == c.end_tile ? c.end_k : s.ktiles;
-  ++c.tile;
-  c.k = 0;
-  return true;
-}
-
-// The same walk with less state, for the consumers of register-epilogue
-// specs (whose registers the sampling fills: the 64-bit cursor spilled): the
-// next k-step as a 32-bit position in the launch's sequence (tile t's k-step
-// k is t K + k; the sampler refuses a stream-K launch of 2^31 k-steps or
-// more) and the end of the block's range. Yields the units fs_sk_next yields.
+// A block's walk through its units, for the producer and the consumers
+// alike: the next k-step as a 32-bit position in the launch's sequence (tile
+// t's k-step k is t K + k; the sampler refuses a stream-K launch of 2^31
+// k-steps or more) and the end of the block's range. Six ints: the
+// register-epilogue consumers run beside 128 accumulators and the sampling's
+// state, the producer thread on 40 registers (a 64-bit walk spilled in the
+// former, and a 64-bit division in its loop in the latter).
 struct fs_sk_walk {
   int at, end;        // the next k-step; the end of the block's range
   int dp_end, stride;  // the whole tiles' end (T_dp K); B K, from one whole tile of the block to its next
@@ -127,6 +82,8 @@ FS_HD fs_sk_walk fs_sk_walk_start(const fs_sk_schedule& s, int b) {
   return w;
 }
 
+// The unit at the walk's position, advancing the walk past it; false when
+// the block is done.
 FS_HD bool fs_sk_walk_next(fs_sk_walk& w, fs_sk_unit& u) {
   if (w.at < w.dp_end) {  // a whole tile, round-robin
     u.tile = w.at / w.ktiles;

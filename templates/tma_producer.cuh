@@ -107,10 +107,11 @@ __device__ __forceinline__ void fs_tma_produce_sk(const fs_tmap* tmap_w, const f
   fs_tma_prefetch_map(tmap_h);
   const fs_u64 stream_once = fs_l2_policy_evict_first(), reused = fs_l2_policy_evict_last();
   fs_i64 it = 0;
-  fs_sk_cursor pos = fs_sk_start(sched, (int)blockIdx.x);
+  const int nt = (int)n_tiles;  // tiles < 2^31 (the sampler's limit)
+  fs_sk_walk at = fs_sk_walk_start(sched, (int)blockIdx.x);
   fs_sk_unit u;
-  while (fs_sk_next(sched, pos, u)) {
-    const int v0 = (int)(u.tile / n_tiles) * TV, n0 = (int)(u.tile % n_tiles) * TN;
+  while (fs_sk_walk_next(at, u)) {
+    const int v0 = u.tile / nt * TV, n0 = u.tile % nt * TN;
     for (int kt = u.k0; kt < u.k1; ++kt, ++it) {
       const int st = fs_tma_stage_begin<TV, TN, TD, STAGES>(full, empty, it);
       fs_tma_load_boxes<TV, TD>(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], stream_once);
