@@ -3,7 +3,7 @@
 //   2. every distinct candidate compiled in parallel (parallel_compile), into
 //      the on-disk module cache;
 //   3. on the GPU, one candidate at a time: a Sampler forced to the spec runs
-//      on exact-arithmetic inputs (tuner_inputs) and must reproduce the
+//      on exact-arithmetic inputs (tune_buffers, tuner_inputs) and must reproduce the
 //      bucket's default config's samples bit for bit; then it is timed on
 //      random inputs (kernel_timer: warm-up, L2 flushed by a read before each of R
 //      event-timed repetitions, median). Each bucket's default goes first,
@@ -33,7 +33,7 @@
 #include "autotune/call_order.hpp"
 #include "autotune/kernel_timer.hpp"
 #include "autotune/parallel_compile.hpp"
-#include "autotune/tuner_inputs.hpp"
+#include "autotune/tune_buffers.hpp"
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/device.hpp"
 #include "fusedsample/errors.hpp"
@@ -48,8 +48,6 @@ namespace fusedsample {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::uint64_t kCheckSeed = 0xC0FFEE, kTimingSeed = 0x5EED;
-constexpr int kCheckSamples = 2;
 constexpr int kMinReps = 3;
 
 void check_options(const TuneOptions& o) {
@@ -228,22 +226,7 @@ class Run {
   void prepare_gpu() {
     const auto t = Clock::now();
     FS_CU(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
-    const std::size_t wn = std::size_t(o_.vocab * o_.hidden), hn = std::size_t(max_rows_ * o_.hidden);
-    const auto ranges = autotune::exact_ranges(o_.hidden);
-    auto upload = [](const std::vector<std::uint8_t>& host) {
-      runtime::DeviceMemory m(host.size());
-      m.upload(host.data(), host.size());
-      return m;
-    };
-    w_exact_ = upload(autotune::exact_integers(o_.dtype, wn, ranges.weights, 1));
-    h_exact_ = upload(autotune::exact_integers(o_.dtype, hn, ranges.hidden, 2));
-    w_random_ = upload(autotune::random_values(o_.dtype, wn, 1.0f, 3));
-    h_random_ = upload(autotune::random_values(o_.dtype, hn, float(1.0 / std::sqrt(double(o_.hidden))), 4));
-    out_ = runtime::DeviceMemory(std::size_t(max_rows_) * kCheckSamples * sizeof(std::int64_t));
-    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(max_rows_));
-    for (std::size_t i = 0; i < seeds.size(); ++i) seeds[i] = kTimingSeed + 0x9e3779b97f4a7c15ull * (i + 1);
-    seeds_ = runtime::DeviceMemory(seeds.size() * sizeof(std::uint64_t));
-    seeds_.upload(seeds.data(), seeds.size() * sizeof(std::uint64_t));
+    bufs_ = autotune::TuneBuffers(o_.dtype, o_.vocab, o_.hidden, max_rows_);
     emit(fmt::format("inputs: W [{} x {}] and H [{} x {}] {}, exact and random copies on the GPU ({:.1f} s)",
                      o_.vocab, o_.hidden, max_rows_, o_.hidden, to_string(o_.dtype),
                      std::chrono::duration<double>(Clock::now() - t).count()));
@@ -258,10 +241,11 @@ class Run {
         reader_module_ = std::make_unique<runtime::LoadedModule>(ctx_, compile_kernel(s));
         timer_ = std::make_unique<autotune::FlushedTimer>(stream_, l2_bytes_, reader_module_->stream(),
                                                           ctx_.multiprocessors());
-        r_.floor_us = autotune::stream_floor_us(reader_module_->stream(), w_random_.get(), w_random_.size(),
+        const runtime::DeviceMemory& w = bufs_.random_weights();
+        r_.floor_us = autotune::stream_floor_us(reader_module_->stream(), w.get(), w.size(),
                                                 ctx_.multiprocessors(), *timer_, o_.reps);
         emit(fmt::format("floor: {:.1f} us to stream W once ({:.0f} GB/s)", r_.floor_us,
-                         double(w_random_.size()) / (r_.floor_us * 1e-6) / 1e9));
+                         double(w.size()) / (r_.floor_us * 1e-6) / 1e9));
         return;
       } catch (const CudaError& e) {
         if (sticky(e)) throw;
@@ -280,24 +264,6 @@ class Run {
       for (std::size_t b = 0; b < r_.buckets.size(); ++b)
         if (i < r_.buckets[b].candidates.size()) order.emplace_back(b, i);
     return order;
-  }
-
-  std::vector<std::int64_t> check_run(Sampler& s, std::int64_t rows) {
-    FS_CU(cuMemsetD8Async(out_.get(), 0xAB, out_.size(), stream_));  // stale results cannot match
-    SampleArgs a;
-    a.weights = w_exact_.as<void>();
-    a.hidden_states = h_exact_.as<void>();
-    a.rows = rows;
-    a.temperature = autotune::exact_check_temperature(o_.hidden);
-    a.seed = kCheckSeed;
-    a.offset = 11;
-    a.num_samples = kCheckSamples;
-    a.out = out_.as<void>();
-    s.sample(a, reinterpret_cast<Stream>(stream_));
-    FS_CU(cuStreamSynchronize(stream_));
-    std::vector<std::int64_t> got(std::size_t(rows) * kCheckSamples);
-    out_.download(got.data(), got.size() * sizeof(std::int64_t));
-    return got;
   }
 
   void run_candidate(BucketResult& b, std::size_t i, Reference& ref) {
@@ -325,7 +291,7 @@ class Run {
       so.device = o_.device;
       so.spec = c.spec;
       Sampler sampler(so);
-      const auto got = check_run(sampler, b.rows);
+      const auto got = bufs_.check(sampler, b.rows, stream_);
       const auto bad_index = std::count_if(got.begin(), got.end(), [&](std::int64_t v) { return v < 0 || v >= o_.vocab; });
       if (bad_index > 0)
         return reject(CandidateStatus::mismatch, fmt::format("{} of {} samples are not vocabulary indices", bad_index, got.size()));
@@ -340,7 +306,7 @@ class Run {
                       fmt::format("{} of {} samples differ from [{}]'s on exact inputs", diff, got.size(),
                                   ref.spec.to_string()));
       }
-      const SampleArgs a = timing_args(b.rows);
+      const SampleArgs a = bufs_.timing_args(b.rows);
       if (!timer_) return reject(CandidateStatus::failed, "not timed: no module loaded for the L2 flush's streaming kernel");
       const auto us = timer_->time_us([&] { sampler.sample(a, reinterpret_cast<Stream>(stream_)); }, o_.warmup,
                                       o_.reps, kMinReps, [&] { return over_budget(); });
@@ -362,21 +328,6 @@ class Run {
     } catch (const Error& e) {
       return reject(CandidateStatus::failed, first_line(e.what()));
     }
-  }
-
-  // The inputs every timing runs on: random W and H, temperature 1, a seed
-  // per row (as a server's batch of independent requests has: the noise of
-  // the rows is not correlated, which the epilogues' rare paths feel).
-  SampleArgs timing_args(std::int64_t rows) const {
-    SampleArgs a;
-    a.weights = w_random_.as<void>();
-    a.hidden_states = h_random_.as<void>();
-    a.rows = rows;
-    a.temperature = 1.0f;
-    a.seeds = seeds_.as<std::uint64_t>();
-    a.offset = 7;
-    a.out = out_.as<void>();
-    return a;
   }
 
   // Step 4 (file comment): the bucket's fastest screened configs, called
@@ -406,7 +357,7 @@ class Run {
         so.spec = c->spec;
         samplers.push_back(std::make_unique<Sampler>(so));
       }
-      const SampleArgs a = timing_args(b.rows);
+      const SampleArgs a = bufs_.timing_args(b.rows);
       std::vector<std::function<void()>> calls;
       for (auto& s : samplers) calls.push_back([&, p = s.get()] { p->sample(a, reinterpret_cast<Stream>(stream_)); });
       const auto timed = autotune::time_in_order_us(calls, autotune::balanced_call_order(calls.size(), o_.reps),
@@ -465,7 +416,7 @@ class Run {
   std::size_t l2_bytes_ = 0;
   std::string timestamp_;
   CUstream stream_ = nullptr;
-  runtime::DeviceMemory w_exact_, h_exact_, w_random_, h_random_, out_, seeds_;
+  autotune::TuneBuffers bufs_;
   std::unique_ptr<runtime::LoadedModule> reader_module_;  // declared before timer_: outlives its use there
   std::unique_ptr<autotune::FlushedTimer> timer_;
 };
