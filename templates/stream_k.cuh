@@ -62,8 +62,9 @@ FS_HD bool fs_sk_is_head(const fs_sk_unit& u, int ktiles) { return u.k0 == 0 && 
 // t's k-step k is t K + k; the sampler refuses a stream-K launch of 2^31
 // k-steps or more) and the end of the block's range. Six ints: the
 // register-epilogue consumers run beside 128 accumulators and the sampling's
-// state, the producer thread on 40 registers (a 64-bit walk spilled in the
-// former, and a 64-bit division in its loop in the latter).
+// state (a 64-bit cursor spilled there), the producer thread on 40 registers.
+// Needs B K < 2^31 as well as T K < 2^31: the sampler launches at most one
+// block per tile (B <= T).
 struct fs_sk_walk {
   int at, end;        // the next k-step; the end of the block's range
   int dp_end, stride;  // the whole tiles' end (T_dp K); B K, from one whole tile of the block to its next

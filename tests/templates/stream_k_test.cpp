@@ -129,7 +129,7 @@ TEST(StreamK, WalkYieldsTheDefinedUnits) {
 // The 32-bit walk at the sampler's limit (T K just below 2^31, every tile
 // whole: T a multiple of B): after a block's last whole tile its next
 // position would pass 2^31; the walk must stop there, not wrap.
-TEST(StreamK, CompactWalkStopsAtTheLimit) {
+TEST(StreamK, WalkStopsAtTheLimit) {
   const fs_i64 tiles = 132LL * 254200;  // T K = 2147481600 < 2^31 - 1 with K = 64
   const fs_sk_schedule s = fs_sk_make(tiles, 64, 132);
   ASSERT_LT(tiles * 64, 0x7fffffffLL);
@@ -145,6 +145,28 @@ TEST(StreamK, CompactWalkStopsAtTheLimit) {
     }
     EXPECT_EQ(units, 254200) << "block " << b;
     EXPECT_EQ(last, tiles - 132 + b) << "block " << b;
+  }
+}
+
+// The stream-K part at the sampler's limit: one tile fewer than whole
+// waves (T K = 2147481536 < 2^31 - 1 with K = 64), so the last 1.99 waves are
+// cut; the walk of the first, second and last block yields the defined units.
+TEST(StreamK, WalkCutsTheLastWavesAtTheLimit) {
+  const fs_i64 tiles = 132LL * 254200 - 1;
+  const fs_sk_schedule s = fs_sk_make(tiles, 64, 132);
+  ASSERT_LT(tiles * 64, 0x7fffffffLL);
+  ASSERT_GT(s.sk_tiles, 132);
+  for (int b : {0, 1, 131}) {
+    SCOPED_TRACE(testing::Message() << "block " << b);
+    const std::vector<fs_sk_unit> expected = defined_units(s, b);
+    const Walk w = walk(s, b);
+    ASSERT_EQ(w.units.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      ASSERT_EQ(w.units[i].tile, expected[i].tile) << "unit " << i;
+      ASSERT_EQ(w.units[i].k0, expected[i].k0) << "unit " << i;
+      ASSERT_EQ(w.units[i].k1, expected[i].k1) << "unit " << i;
+    }
+    EXPECT_GE(w.units.back().tile, tiles - 2 * 132) << "the block's last unit is in the cut waves";
   }
 }
 
