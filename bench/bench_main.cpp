@@ -23,7 +23,6 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -32,6 +31,7 @@
 #include <vector>
 
 #include "bench/bench_data.hpp"
+#include "bench/bench_tables.hpp"
 #include "autotune/call_order.hpp"
 #include "bench/cublas_gemm.hpp"
 #include "bench/event_timer.hpp"
@@ -73,15 +73,9 @@ const char* order_text(Options::Order o) {
 }
 Options g_opt;
 
-struct Row {
-  double floor = 0, fused = 0, cublas = 0, unfused = 0;
-};
-std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, Row>> g_results;  // (V,d) -> N -> row
-// --fs_by_predecessor: (V,d) -> N -> [line][line before it] -> median µs (0: none).
-using PredecessorTable = std::vector<std::vector<double>>;
-std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, PredecessorTable>> g_by_predecessor;
-constexpr const char* kLineNames[] = {"floor", "cuBLAS", "unfused", "fused"};  // lines 0-3; forced configs follow
-constexpr std::size_t kMainLines = std::size(kLineNames);
+using Row = fb::LineTimes;
+using fb::kMainLines;
+fb::Results g_res;  // what the run measured (bench_tables.hpp)
 
 struct ShapeState {
   std::unique_ptr<fb::ShapeData> data;
@@ -89,9 +83,6 @@ struct ShapeState {
   double floor_us = 0;
   unsigned floor_blocks = 0;  // the floor kernel's fastest grid
 };
-
-// (V, d, N) -> spec -> µs, for --fs_specs sweeps.
-std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::map<std::string, double>> g_sweep;
 
 std::unique_ptr<fs::runtime::Context> g_ctx;
 std::unique_ptr<fs::runtime::LoadedModule> g_stream_module;
@@ -149,7 +140,7 @@ void BM_Floor(benchmark::State& state, fb::Shape s) {
   }
   st.floor_us = best;
   for (auto _ : state) report(state, best, double(st.data->weight_bytes()), best);
-  for (auto n : g_opt.rows) g_results[{s.vocab, s.hidden}][n].floor = best;
+  for (auto n : g_opt.rows) g_res.lines[{s.vocab, s.hidden}][n].floor = best;
 }
 
 // The sampler forced to `spec_text` for shape s (built once per process).
@@ -177,7 +168,7 @@ void BM_FusedSpec(benchmark::State& state, fb::Shape s, std::int64_t n, std::str
     return;
   }
   for (auto _ : state) report(state, us, double(st.data->weight_bytes()), st.floor_us);
-  g_sweep[{s.vocab, s.hidden, n}][spec_text] = us;
+  g_res.sweep[{s.vocab, s.hidden, n}][spec_text] = us;
 }
 
 // The timed pipelines of one (shape, N): the floor on its fastest grid
@@ -218,7 +209,7 @@ void BM_Line(benchmark::State& state, fb::Shape s, std::int64_t n, void (Lines::
   const double us = fb::median(fb::time_us([&] { (lines.*line)(); }, nullptr, 5, g_opt.reps));
   for (auto _ : state) report(state, us, double(lines.st.data->weight_bytes()), lines.st.floor_us);
   if (line == &Lines::fused) state.SetLabel(lines.st.sampler->spec_for(n).to_string());
-  g_results[{s.vocab, s.hidden}][n].*slot = us;
+  g_res.lines[{s.vocab, s.hidden}][n].*slot = us;
 }
 
 // --fs_order=balanced (default) or rotating: the four lines of one (shape, N)
@@ -256,15 +247,15 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
     if (c.line < kMainLines && c.after < kMainLines) after[c.line][c.after].push_back(c.us);
   }
   for (std::size_t k = 0; k < specs.size(); ++k)
-    g_sweep[{s.vocab, s.hidden, n}][specs[k]] = fb::median(t[kMainLines + k]);
+    g_res.sweep[{s.vocab, s.hidden, n}][specs[k]] = fb::median(t[kMainLines + k]);
   if (g_opt.by_predecessor) {
-    PredecessorTable& p = g_by_predecessor[{s.vocab, s.hidden}][n];
+    fb::PredecessorTable& p = g_res.by_predecessor[{s.vocab, s.hidden}][n];
     p.assign(kMainLines, std::vector<double>(kMainLines, 0.0));
     for (std::size_t l = 0; l < kMainLines; ++l)
       for (std::size_t b = 0; b < kMainLines; ++b)
         if (!after[l][b].empty()) p[l][b] = fb::median(after[l][b]);
   }
-  Row& r = g_results[{s.vocab, s.hidden}][n];
+  Row& r = g_res.lines[{s.vocab, s.hidden}][n];
   r.floor = fb::median(t[0]);
   r.cublas = fb::median(t[1]);
   r.unfused = fb::median(t[2]);
@@ -273,57 +264,6 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
   state.counters["cublas_us"] = r.cublas;
   state.counters["unfused_us"] = r.unfused;
   state.SetLabel(lines.st.sampler->spec_for(n).to_string());
-}
-
-std::string summary_table() {
-  std::ostringstream o;
-  for (const auto& [shape, rows] : g_results) {
-    o << fmt::format("\n### V={}, d={} (bf16), median µs\n\n", shape.first, shape.second);
-    o << "| N | fused | floor | cuBLAS GEMM | unfused (GEMM+sample) | fused/floor | fused/cuBLAS | fused/unfused | fused GB/s |\n";
-    o << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-    const double wbytes = double(shape.first) * double(shape.second) * 2;
-    for (const auto& [n, r] : rows) {
-      if (r.fused <= 0) continue;
-      o << fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.3f} | {:.3f} | {:.3f} | {:.0f} |\n", n, r.fused,
-                       r.floor, r.cublas, r.unfused, r.fused / r.floor, r.cublas > 0 ? r.fused / r.cublas : 0,
-                       r.unfused > 0 ? r.fused / r.unfused : 0, wbytes / (r.fused * 1e-6) / 1e9);
-    }
-  }
-  return o.str();
-}
-
-std::string predecessor_table() {
-  std::ostringstream o;
-  for (const auto& [shape, rows] : g_by_predecessor) {
-    o << fmt::format("\n### V={}, d={}: median µs by the line that ran just before\n\n| N | line |", shape.first,
-                     shape.second);
-    for (const char* name : kLineNames) o << " after " << name << " |";
-    o << "\n|---:|---|---:|---:|---:|---:|\n";
-    for (const auto& [n, table] : rows)
-      for (std::size_t l = 0; l < table.size(); ++l) {
-        o << fmt::format("| {} | {} |", n, kLineNames[l]);
-        for (double us : table[l]) o << (us > 0 ? fmt::format(" {:.1f} |", us) : std::string(" - |"));
-        o << "\n";
-      }
-  }
-  return o.str();
-}
-
-std::string sweep_table() {
-  std::ostringstream o;
-  if (!g_sweep.empty())
-    o << "\n### Config sweep (µs; x floor, x cuBLAS GEMM of the same call when interleaved)\n\n"
-         "| V | d | N | spec | µs | x floor | x cuBLAS |\n|---:|---:|---:|---|---:|---:|---:|\n";
-  for (const auto& [key, specs] : g_sweep) {
-    const auto [v, d, n] = key;
-    const Row& r = g_results[{v, d}][n];
-    for (const auto& [spec, us] : specs)
-      o << fmt::format("| {} | {} | {} | {} | {:.1f} | {} | {} |\n", v, d, n, spec, us,
-                       r.floor > 0 ? fmt::format("{:.3f}", us / r.floor) : "n/a (floor not run)",
-                       g_opt.order != Options::Order::sequential && r.cublas > 0 ? fmt::format("{:.3f}", us / r.cublas)
-                                                                                : "n/a");
-  }
-  return o.str();
 }
 
 std::vector<std::int64_t> parse_list(const std::string& s) {
@@ -410,7 +350,8 @@ int main(int argc, char** argv) {
         dev.name, dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps,
         order_text(g_opt.order), g_opt.logit_std, g_opt.temperature,
         g_opt.seed_per_row ? "a seed per row" : "one seed for every row",
-        summary_table() + predecessor_table() + sweep_table());
+        fb::summary_table(g_res) + fb::predecessor_table(g_res) +
+            fb::sweep_table(g_res, g_opt.order != Options::Order::sequential));
     std::printf("%s\n", table.c_str());
     if (!g_opt.table_path.empty()) std::ofstream(g_opt.table_path) << table;
   } catch (const std::exception& e) {
