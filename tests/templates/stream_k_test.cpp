@@ -47,6 +47,18 @@ std::vector<fs_sk_unit> defined_units(const fs_sk_schedule& s, int b) {
   return units;
 }
 
+// Block b's walk is its defined units, in order (stops at the first difference).
+void expect_defined_walk(const fs_sk_schedule& s, int b) {
+  const std::vector<fs_sk_unit> expected = defined_units(s, b);
+  const Walk w = walk(s, b);
+  ASSERT_EQ(w.units.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_EQ(w.units[i].tile, expected[i].tile) << "unit " << i;
+    ASSERT_EQ(w.units[i].k0, expected[i].k0) << "unit " << i;
+    ASSERT_EQ(w.units[i].k1, expected[i].k1) << "unit " << i;
+  }
+}
+
 void check_schedule(fs_i64 tiles, int ktiles, int blocks) {
   SCOPED_TRACE(testing::Message() << "tiles " << tiles << " ktiles " << ktiles << " blocks " << blocks);
   const fs_sk_schedule s = fs_sk_make(tiles, ktiles, blocks);
@@ -114,14 +126,7 @@ TEST(StreamK, WalkYieldsTheDefinedUnits) {
         for (int b = 0; b < blocks; ++b) {
           SCOPED_TRACE(testing::Message() << "tiles " << tiles << " ktiles " << ktiles << " blocks " << blocks
                                           << " block " << b);
-          const std::vector<fs_sk_unit> expected = defined_units(s, b);
-          const Walk w = walk(s, b);
-          ASSERT_EQ(w.units.size(), expected.size());
-          for (std::size_t i = 0; i < expected.size(); ++i) {
-            EXPECT_EQ(w.units[i].tile, expected[i].tile) << "unit " << i;
-            EXPECT_EQ(w.units[i].k0, expected[i].k0) << "unit " << i;
-            EXPECT_EQ(w.units[i].k1, expected[i].k1) << "unit " << i;
-          }
+          expect_defined_walk(s, b);
         }
       }
 }
@@ -158,15 +163,8 @@ TEST(StreamK, WalkCutsTheLastWavesAtTheLimit) {
   ASSERT_GT(s.sk_tiles, 132);
   for (int b : {0, 1, 131}) {
     SCOPED_TRACE(testing::Message() << "block " << b);
-    const std::vector<fs_sk_unit> expected = defined_units(s, b);
-    const Walk w = walk(s, b);
-    ASSERT_EQ(w.units.size(), expected.size());
-    for (std::size_t i = 0; i < expected.size(); ++i) {
-      ASSERT_EQ(w.units[i].tile, expected[i].tile) << "unit " << i;
-      ASSERT_EQ(w.units[i].k0, expected[i].k0) << "unit " << i;
-      ASSERT_EQ(w.units[i].k1, expected[i].k1) << "unit " << i;
-    }
-    EXPECT_GE(w.units.back().tile, tiles - 2 * 132) << "the block's last unit is in the cut waves";
+    expect_defined_walk(s, b);
+    EXPECT_GE(walk(s, b).units.back().tile, tiles - 2 * 132) << "the block's last unit is in the cut waves";
   }
 }
 
