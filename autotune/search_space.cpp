@@ -235,25 +235,23 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
 
   std::vector<KernelSpec> out{baseline};
   const auto want = std::size_t(options.max_candidates);
-  if (options.incumbent && out.size() < want) {
-    if (const auto inc = buildable(*options.incumbent, arch);
-        inc && inc->dtype == dtype && inc->shared_bytes() <= limit && inc->to_string() != baseline.to_string()) {
-      out.push_back(*inc);
-      const auto it = std::find_if(ranked.begin(), ranked.end(),
-                                   [&](const auto& r) { return r.second.to_string() == inc->to_string(); });
-      if (it != ranked.end()) ranked.erase(it);
-    }
-  }
-  for (const KernelSpec& requested : options.extra) {
-    if (out.size() >= want) break;
-    const auto ex = buildable(requested, arch);
-    if (!ex || ex->dtype != dtype || ex->shared_bytes() > limit || ex->tile_n < lo || ex->tile_n > hi) continue;
-    const std::string text = ex->to_string();
-    if (std::any_of(out.begin(), out.end(), [&](const KernelSpec& s) { return s.to_string() == text; })) continue;
-    out.push_back(*ex);
+  // A requested spec (the incumbent, then each extra) goes right after the
+  // default, and leaves the ranking, where it builds for the arch, has the
+  // dtype, fits shared memory (extras also the rows' tile_n bounds) and is
+  // not a candidate already.
+  auto take = [&](const KernelSpec& requested, bool within_tile_bounds) {
+    if (out.size() >= want) return;
+    const auto s = buildable(requested, arch);
+    if (!s || s->dtype != dtype || s->shared_bytes() > limit) return;
+    if (within_tile_bounds && (s->tile_n < lo || s->tile_n > hi)) return;
+    const std::string text = s->to_string();
+    if (std::any_of(out.begin(), out.end(), [&](const KernelSpec& o) { return o.to_string() == text; })) return;
+    out.push_back(*s);
     const auto it = std::find_if(ranked.begin(), ranked.end(), [&](const auto& r) { return r.second.to_string() == text; });
     if (it != ranked.end()) ranked.erase(it);
-  }
+  };
+  if (options.incumbent) take(*options.incumbent, false);
+  for (const KernelSpec& requested : options.extra) take(requested, true);
   std::map<std::tuple<int, int, int, int, int>, int> per_family;
   std::vector<bool> taken(ranked.size(), false);
   for (std::size_t i = 0; i < ranked.size() && out.size() < want; ++i) {
