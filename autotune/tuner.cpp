@@ -133,6 +133,17 @@ class Run {
     if (o_.progress) o_.progress(line);
   }
 
+  // A Sampler of the tuned shape forced to `spec`.
+  SamplerOptions forced(const KernelSpec& spec) const {
+    SamplerOptions so;
+    so.vocab = o_.vocab;
+    so.hidden = o_.hidden;
+    so.dtype = o_.dtype;
+    so.device = o_.device;
+    so.spec = spec;
+    return so;
+  }
+
   void describe_device() {
     r_.device = DeviceIdentity{ctx_.name(), ctx_.multiprocessors(), ctx_.cc_major(), ctx_.cc_minor()};
     r_.arch = ctx_.arch();
@@ -284,13 +295,7 @@ class Run {
     if (const auto it = compile_errors_.find(c.spec.to_string()); it != compile_errors_.end())
       return reject(CandidateStatus::failed, "compile: " + it->second);
     try {
-      SamplerOptions so;
-      so.vocab = o_.vocab;
-      so.hidden = o_.hidden;
-      so.dtype = o_.dtype;
-      so.device = o_.device;
-      so.spec = c.spec;
-      Sampler sampler(so);
+      Sampler sampler(forced(c.spec));
       const auto got = bufs_.check(sampler, b.rows, stream_);
       const auto bad_index = std::count_if(got.begin(), got.end(), [&](std::int64_t v) { return v < 0 || v >= o_.vocab; });
       if (bad_index > 0)
@@ -348,15 +353,7 @@ class Run {
     }
     try {
       std::vector<std::unique_ptr<Sampler>> samplers;
-      for (const CandidateResult* c : fin) {
-        SamplerOptions so;
-        so.vocab = o_.vocab;
-        so.hidden = o_.hidden;
-        so.dtype = o_.dtype;
-        so.device = o_.device;
-        so.spec = c->spec;
-        samplers.push_back(std::make_unique<Sampler>(so));
-      }
+      for (const CandidateResult* c : fin) samplers.push_back(std::make_unique<Sampler>(forced(c->spec)));
       const SampleArgs a = bufs_.timing_args(b.rows);
       std::vector<std::function<void()>> calls;
       for (auto& s : samplers) calls.push_back([&, p = s.get()] { p->sample(a, reinterpret_cast<Stream>(stream_)); });
