@@ -1,7 +1,8 @@
 // tuner.cpp: the autotuner's run (tuner.hpp). Steps:
 //   1. candidates per bucket (search_space), limited by this GPU's shared memory;
-//   2. every distinct candidate compiled in parallel (parallel_compile), into
-//      the on-disk module cache;
+//   2. every distinct candidate compiled in parallel into the on-disk module
+//      cache, and those that spill or whose wgmma ptxas serialized set aside
+//      (candidate_screen);
 //   3. on the GPU, one candidate at a time: a Sampler forced to the spec runs
 //      on exact-arithmetic inputs (tune_buffers, tuner_inputs) and must reproduce the
 //      bucket's default config's samples bit for bit; then it is timed on
@@ -27,12 +28,10 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
-#include <thread>
 
 #include "autotune/call_order.hpp"
+#include "autotune/candidate_screen.hpp"
 #include "autotune/kernel_timer.hpp"
-#include "autotune/parallel_compile.hpp"
 #include "autotune/tune_buffers.hpp"
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/device.hpp"
@@ -62,12 +61,6 @@ void check_options(const TuneOptions& o) {
   if (o.warmup < 0) bad(fmt::format("warmup must be >= 0, got {}", o.warmup));
   if (o.max_candidates < 1) bad(fmt::format("max_candidates must be >= 1, got {}", o.max_candidates));
   if (o.finalists < 0) bad(fmt::format("finalists must be >= 0, got {}", o.finalists));
-}
-
-std::string first_line(const std::string& s) {
-  std::string line = s.substr(0, s.find('\n'));
-  if (line.size() > 240) line = line.substr(0, 237) + "...";
-  return line;
 }
 
 std::string utc_now() {
@@ -196,42 +189,14 @@ class Run {
   }
 
   void compile() {
-    std::vector<KernelSpec> distinct;
-    std::set<std::string> seen;
-    for (const auto& b : r_.buckets)
-      for (const auto& c : b.candidates)
-        if (seen.insert(c.spec.to_string()).second) distinct.push_back(c.spec);
-    emit(fmt::format("compiling {} distinct candidates for {} bucket(s) on {} threads...", distinct.size(),
-                     r_.buckets.size(), std::max(1u, std::thread::hardware_concurrency())));
-    const auto t = Clock::now();
-    std::size_t step = std::max<std::size_t>(1, distinct.size() / 10);
-    const auto outcomes = autotune::compile_all(distinct, 0, [&](const autotune::CompileOutcome& c, std::size_t done) {
-      if (!c.ok) emit(fmt::format("[compile] {} failed: {}", c.spec.to_string(), first_line(c.error)));
-      if (done % step == 0 || done == distinct.size())
-        emit(fmt::format("[compile] {}/{} ({:.1f} s)", done, distinct.size(), elapsed()));
-    });
-    std::set<std::string> defaults;
-    for (const auto& b : r_.buckets) defaults.insert(b.default_spec.to_string());
-    for (const auto& c : outcomes) {
-      if (c.ok) ++r_.compiled;
-      else compile_errors_[c.spec.to_string()] = first_line(c.error);
-      // A config that spills registers is not a candidate: the epilogue's
-      // noise chains must stay in registers (issue: no spills), and a built-in
-      // table must never ship one (KernelResources.ShippedSpecsDoNotSpill).
-      // The default is always timed: it is the baseline and the exactness
-      // reference, and what runs without a tune anyway.
-      // Nor is one whose wgmma instructions ptxas serialized (KernelResources::wgmma_serialized).
-      if (c.ok && (c.spill_bytes > 0 || c.wgmma_serialized) && !defaults.count(c.spec.to_string())) {
-        ++r_.spilling;
-        compile_errors_[c.spec.to_string()] =
-            c.spill_bytes > 0
-                ? fmt::format("fs_fused_kernel spills {} bytes of registers per thread: not a candidate", c.spill_bytes)
-                : std::string("ptxas serialized fs_fused_kernel's wgmma instructions (see its log): not a candidate");
-      }
-    }
-    r_.compile_failures = int(compile_errors_.size()) - r_.spilling;
-    r_.compile_s = std::chrono::duration<double>(Clock::now() - t).count();
-    compiled_ = distinct;
+    autotune::ScreenedCandidates c = autotune::compile_and_screen(
+        r_.buckets, [&](const std::string& line) { emit(line); }, [&] { return elapsed(); });
+    r_.compiled = c.compiled;
+    r_.compile_failures = c.compile_failures;
+    r_.spilling = c.spilling;
+    r_.compile_s = c.seconds;
+    compile_errors_ = std::move(c.rejected);
+    compiled_ = std::move(c.distinct);
   }
 
   void prepare_gpu() {
@@ -325,13 +290,13 @@ class Run {
                        r_.floor_us > 0 ? fmt::format(" ({:.2f}x floor)", c.median_us / r_.floor_us) : "",
                        base && i > 0 ? fmt::format(", gain {:.3f} over the default", base->median_us / c.median_us) : ""));
     } catch (const CudaError& e) {
-      if (!sticky(e)) return reject(CandidateStatus::failed, first_line(e.what()));
+      if (!sticky(e)) return reject(CandidateStatus::failed, autotune::first_line(e.what()));
       save();
       throw CudaError(e.code(), e.name(),
                       fmt::format("{} (running [{}]; the CUDA context is unusable; {} measured configs were saved)",
                                   e.what(), c.spec.to_string(), recorded()));
     } catch (const Error& e) {
-      return reject(CandidateStatus::failed, first_line(e.what()));
+      return reject(CandidateStatus::failed, autotune::first_line(e.what()));
     }
   }
 
@@ -372,14 +337,14 @@ class Run {
       }
       emit(line);
     } catch (const CudaError& e) {
-      if (!sticky(e)) return emit(fmt::format("{}: not re-timed: {}", tag, first_line(e.what())));
+      if (!sticky(e)) return emit(fmt::format("{}: not re-timed: {}", tag, autotune::first_line(e.what())));
       save();
       throw CudaError(e.code(), e.name(),
                       fmt::format("{} (finalist round of bucket {}; the CUDA context is unusable; {} measured configs "
                                   "were saved)",
                                   e.what(), batch_bucket_label(b.bucket), recorded()));
     } catch (const Error& e) {
-      emit(fmt::format("{}: not re-timed: {}", tag, first_line(e.what())));
+      emit(fmt::format("{}: not re-timed: {}", tag, autotune::first_line(e.what())));
     }
   }
 
