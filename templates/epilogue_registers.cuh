@@ -57,7 +57,7 @@
 #include "gumbel_race.cuh"
 #include "gumbel_bound.cuh"
 #include "mbarrier.cuh"
-#include "epilogue_owner.cuh"
+#include "epilogue_owner_row.cuh"
 #include "epilogue_leads.cuh"
 #include "epilogue_registers_inputs.cuh"
 

@@ -11,7 +11,7 @@
 #include "fs_params.cuh"
 #include "philox_batch.cuh"
 #include "gumbel_race.cuh"
-#include "epilogue_owner.cuh"
+#include "epilogue_owner_row.cuh"
 #include "epilogue_registers_smem.cuh"
 
 #define FS_RE_DEAD 0
