@@ -1,8 +1,8 @@
 // The near-tie limit of the comparisons against the CPU reference
-// (tests/support/sampler_test_helpers.hpp: near_tie_limit).
+// (tests/support/reference_comparison.hpp: near_tie_limit).
 #include <gtest/gtest.h>
 
-#include "tests/support/sampler_test_helpers.hpp"
+#include "tests/support/reference_comparison.hpp"
 
 namespace fusedsample::testing {
 namespace {

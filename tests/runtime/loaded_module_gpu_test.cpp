@@ -9,7 +9,7 @@
 #include "runtime/context.hpp"
 #include "runtime/loaded_module.hpp"
 #include "tests/support/gpu_test_support.hpp"
-#include "tests/support/sampler_test_helpers.hpp"
+#include "tests/support/sampler_configs.hpp"
 
 namespace fusedsample {
 namespace {

@@ -30,8 +30,11 @@
 
 #include "fusedsample/fusedsample.hpp"
 #include "runtime/device_memory.hpp"
+#include "tests/support/chi_squared.hpp"
+#include "tests/support/device_buffers.hpp"
 #include "tests/support/gpu_test_support.hpp"
-#include "tests/support/sampler_test_helpers.hpp"
+#include "tests/support/host_logits.hpp"
+#include "tests/support/sampler_configs.hpp"
 
 namespace fusedsample {
 namespace {

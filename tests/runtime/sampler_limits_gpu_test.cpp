@@ -11,8 +11,9 @@
 
 #include "fusedsample/fusedsample.hpp"
 #include "runtime/device_memory.hpp"
+#include "tests/support/device_buffers.hpp"
 #include "tests/support/gpu_test_support.hpp"
-#include "tests/support/sampler_test_helpers.hpp"
+#include "tests/support/sampler_configs.hpp"
 
 namespace fusedsample {
 namespace {

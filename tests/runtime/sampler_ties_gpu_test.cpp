@@ -24,8 +24,9 @@
 #include "runtime/device_memory.hpp"
 #include "templates/fs_params.cuh"
 #include "templates/gumbel_race.cuh"
+#include "tests/support/device_buffers.hpp"
 #include "tests/support/gpu_test_support.hpp"
-#include "tests/support/sampler_test_helpers.hpp"
+#include "tests/support/sampler_configs.hpp"
 
 namespace fusedsample {
 namespace {

@@ -18,8 +18,8 @@
 #include "runtime/device_memory.hpp"
 #include "templates/gumbel_bound.cuh"
 #include "templates/gumbel_race.cuh"
+#include "tests/support/device_buffers.hpp"
 #include "tests/support/gpu_test_support.hpp"
-#include "tests/support/sampler_test_helpers.hpp"
 #include "tests/support/spec_builder.hpp"
 
 namespace fusedsample {

@@ -1,0 +1,81 @@
+// kernel_spec_defaults_test.cpp: the arch a variant compiles for, the arch
+// of a compute capability, and the built-in default specs (valid for every
+// dtype, arch and batch).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "fusedsample/errors.hpp"
+#include "fusedsample/kernel_spec.hpp"
+#include "tests/support/kernel_spec_checks.hpp"
+
+namespace fs = fusedsample;
+using fs::Arch;
+using fs::DType;
+using fs::KernelSpec;
+using fs::Variant;
+
+namespace {
+
+using fusedsample::testing::kernel_spec_tests::expect_error;
+using fusedsample::testing::kernel_spec_tests::kArchs;
+using fusedsample::testing::kernel_spec_tests::kDTypes;
+
+// wgmma needs the arch-specific sm_90a target: the runtime compiles it for
+// sm_90a on an sm_90 device and leaves every other combination alone.
+TEST(KernelSpec, TargetArch) {
+  EXPECT_EQ(fs::target_arch(Variant::wgmma, Arch::sm_90), Arch::sm_90a);
+  EXPECT_EQ(fs::target_arch(Variant::wgmma, Arch::sm_90a), Arch::sm_90a);
+  EXPECT_EQ(fs::target_arch(Variant::wgmma, Arch::sm_80), Arch::sm_80);  // then validate() refuses it
+  EXPECT_EQ(fs::target_arch(Variant::wgmma_ws, Arch::sm_90), Arch::sm_90a);
+  EXPECT_EQ(fs::target_arch(Variant::wgmma_coop, Arch::sm_90), Arch::sm_90a);
+  EXPECT_TRUE(fs::uses_tma(Variant::wgmma_ws));
+  EXPECT_TRUE(fs::uses_tma(Variant::wgmma_coop));
+  EXPECT_FALSE(fs::uses_tma(Variant::wgmma));
+  EXPECT_FALSE(fs::uses_tma(Variant::mma_sync));
+  EXPECT_EQ(fs::target_arch(Variant::wgmma_ws, Arch::sm_86), Arch::sm_86);
+  EXPECT_EQ(fs::target_arch(Variant::mma_sync, Arch::sm_90), Arch::sm_90);
+  EXPECT_EQ(fs::target_arch(Variant::simt, Arch::sm_86), Arch::sm_86);
+}
+
+TEST(KernelSpec, DefaultSpecIsValidForEveryDTypeArchAndBatch) {
+  for (DType d : kDTypes)
+    for (Arch a : kArchs)
+      for (std::int64_t rows = 1; rows <= 1024; ++rows) {
+        const KernelSpec s = fs::default_spec(d, a, rows);
+        ASSERT_NO_THROW(s.validate()) << fs::to_string(d) << " " << fs::to_string(a) << " rows " << rows << ": "
+                                      << s.to_string();
+        ASSERT_EQ(s.dtype, d);
+        const bool hopper = (a == Arch::sm_90 || a == Arch::sm_90a) && d != DType::fp32;
+        ASSERT_EQ(s.variant, hopper ? Variant::wgmma : fs::default_variant(d));
+        ASSERT_EQ(s.arch, fs::target_arch(s.variant, a));
+        const KernelSpec p = fs::portable_default_spec(d, a, rows);
+        ASSERT_NO_THROW(p.validate()) << p.to_string();
+        ASSERT_EQ(p.variant, fs::default_variant(d));
+        ASSERT_EQ(p.arch, a);
+        ASSERT_LE(s.shared_bytes(), 227u * 1024u);
+      }
+  // Larger batches never get a smaller batch tile.
+  for (DType d : kDTypes) {
+    int prev = 0;
+    for (std::int64_t rows = 1; rows <= 1 << 20; rows *= 2) {
+      const int tn = fs::default_spec(d, Arch::sm_90, rows).tile_n;
+      EXPECT_GE(tn, prev) << rows;
+      prev = tn;
+    }
+  }
+}
+
+TEST(KernelSpec, ArchForComputeCapability) {
+  EXPECT_EQ(fs::arch_for_compute_capability(8, 0), Arch::sm_80);
+  EXPECT_EQ(fs::arch_for_compute_capability(8, 6), Arch::sm_86);
+  EXPECT_EQ(fs::arch_for_compute_capability(8, 7), Arch::sm_86);
+  EXPECT_EQ(fs::arch_for_compute_capability(8, 9), Arch::sm_89);
+  EXPECT_EQ(fs::arch_for_compute_capability(9, 0), Arch::sm_90);
+  EXPECT_EQ(fs::arch_for_compute_capability(10, 0), Arch::sm_90);
+  EXPECT_EQ(fs::arch_for_compute_capability(12, 0), Arch::sm_90);
+  expect_error<fs::Unsupported>([] { fs::arch_for_compute_capability(7, 5); }, {"7.5"}, "Turing");
+  expect_error<fs::Unsupported>([] { fs::arch_for_compute_capability(6, 0); }, {"6.0"}, "Pascal");
+}
+
+}  // namespace

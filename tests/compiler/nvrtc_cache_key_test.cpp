@@ -1,0 +1,78 @@
+// nvrtc_cache_key_test.cpp: the compiled kernel's cache key is stable, and
+// changes with the source, the options (their order and boundaries too) and
+// the arch; distinct default specs get distinct keys. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "fusedsample/compiler.hpp"
+#include "fusedsample/kernel_spec.hpp"
+#include "tests/support/nvrtc_test_specs.hpp"
+
+namespace fs = fusedsample;
+using fs::Arch;
+using fs::DType;
+using fs::KernelSpec;
+
+namespace {
+
+using fusedsample::testing::nvrtc_tests::kArchs;
+
+TEST(NvrtcCacheKey, StableAndSensitive) {
+  const KernelSpec s = fs::default_spec(DType::bf16, Arch::sm_90, 16);
+  const fs::RenderedKernel r = fs::render_kernel(s);
+  const std::string key = fs::kernel_cache_key(r);
+  EXPECT_TRUE(std::regex_match(key, std::regex("[0-9a-f]{32}"))) << key;
+  EXPECT_EQ(fs::kernel_cache_key(r), key);
+  EXPECT_EQ(fs::kernel_cache_key(fs::render_kernel(s)), key);
+
+  std::set<std::string> keys = {key};
+  fs::RenderedKernel t = r;
+  t.source += "\n// changed\n";
+  EXPECT_TRUE(keys.insert(fs::kernel_cache_key(t)).second) << "source change";
+  t = r;
+  t.options.push_back("-lineinfo");
+  EXPECT_TRUE(keys.insert(fs::kernel_cache_key(t)).second) << "added option";
+  t = r;
+  t.options.back() += "x";
+  EXPECT_TRUE(keys.insert(fs::kernel_cache_key(t)).second) << "changed option";
+  t = r;
+  std::swap(t.options.front(), t.options.back());
+  EXPECT_TRUE(keys.insert(fs::kernel_cache_key(t)).second) << "reordered options";
+  t = r;
+  t.spec.arch = Arch::sm_80;  // the arch alone, options untouched
+  EXPECT_TRUE(keys.insert(fs::kernel_cache_key(t)).second) << "arch change";
+  // Field boundaries are unambiguous: moving text between option strings changes the key.
+  t = r;
+  t.options = {"ab", "c"};
+  fs::RenderedKernel u = r;
+  u.options = {"a", "bc"};
+  EXPECT_NE(fs::kernel_cache_key(t), fs::kernel_cache_key(u));
+  // Distinct specs render to distinct keys; equal specs to equal keys.
+  std::map<std::string, std::string> key_of_spec;
+  std::set<std::string> spec_keys;
+  for (Arch a : kArchs)
+    for (DType d : {DType::bf16, DType::fp16, DType::fp32})
+      for (std::int64_t rows : {1, 16, 64, 1024}) {
+        const KernelSpec v = fs::default_spec(d, a, rows);
+        const std::string k = fs::kernel_cache_key(fs::render_kernel(v));
+        auto [it, fresh] = key_of_spec.emplace(v.to_string(), k);
+        if (fresh) {
+          EXPECT_TRUE(spec_keys.insert(k).second) << "key collision for " << v.to_string();
+        } else {
+          EXPECT_EQ(it->second, k) << v.to_string();
+        }
+        if (v == s) {
+          EXPECT_EQ(k, key);
+        }
+      }
+  EXPECT_EQ(spec_keys.size(), key_of_spec.size());
+  EXPECT_GE(spec_keys.size(), 20u);
+}
+
+}  // namespace

@@ -1,0 +1,54 @@
+// reference_arguments_test.cpp: the CPU reference sampler's handling of bad
+// input: invalid temperatures give -1, bad shapes throw.
+//
+// The inputs are hand-built (tests/support/reference_problem.hpp): with d = 8
+// and hidden row n = e_c, logit_v = W[v][c] exactly (fp32 storage, one nonzero
+// product), so every expectation below is computed here from the logits we
+// chose, never taken from the sampler.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <iterator>
+#include <limits>
+
+#include "fusedsample/errors.hpp"
+#include "fusedsample/reference.hpp"
+#include "tests/support/reference_problem.hpp"
+
+namespace fs = fusedsample;
+
+namespace {
+
+using fusedsample::testing::reference_tests::kD;
+using fusedsample::testing::reference_tests::Problem;
+
+// ------------------------------------------------------ invalid temperature
+
+TEST(ReferenceTemperature, InvalidTemperatureGivesMinusOne) {
+  Problem p(6);
+  p.set_column(0, {0, 1, 2, 3, 4, 5});
+  const float bad[] = {-1.0f, -0.0001f, -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                       std::numeric_limits<float>::infinity()};
+  for (float t : bad) p.add_row(0, t, 1, 2);
+  p.add_row(0, 1.0f, 1, 2);  // a valid row between/after invalid ones is unaffected
+  p.add_row(0, -0.0f, 1, 2);  // -0 == 0: greedy
+  const int S = 3;
+  const auto r = p.run(S);
+  for (std::size_t n = 0; n < std::size(bad); ++n)
+    for (int s = 0; s < S; ++s) EXPECT_EQ(r[n * S + s].index, -1) << "temperature " << bad[n];
+  for (int s = 0; s < S; ++s) {
+    EXPECT_GE(r[std::size(bad) * S + s].index, 0);
+    EXPECT_EQ(r[(std::size(bad) + 1) * S + s].index, 5);
+  }
+}
+
+TEST(ReferenceArguments, BadShapesThrow) {
+  Problem p(4);
+  p.add_row(0, 1.0f, 0, 0);
+  EXPECT_THROW(fs::reference_sample(nullptr, p.H.data(), fs::DType::fp32, 4, kD, 1, p.params, 1), fs::InvalidArgument);
+  EXPECT_THROW(fs::reference_sample(p.W.data(), p.H.data(), fs::DType::fp32, 0, kD, 1, p.params, 1), fs::InvalidArgument);
+  EXPECT_THROW(fs::reference_sample(p.W.data(), p.H.data(), fs::DType::fp32, 4, kD, 1, p.params, 0), fs::InvalidArgument);
+  EXPECT_THROW(fs::reference_sample(p.W.data(), p.H.data(), fs::DType::fp32, 4, kD, 2, p.params, 1), fs::InvalidArgument);
+}
+
+}  // namespace

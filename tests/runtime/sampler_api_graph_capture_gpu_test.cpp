@@ -1,0 +1,220 @@
+// sampler_api_graph_capture_gpu_test.cpp: CUDA graph capture of sample() on
+// a GPU: after reserve() the replays match the direct call (logits staged in
+// L2 too); growing the workspace during capture is refused with a message
+// that names reserve().
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <exception>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fusedsample/fusedsample.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "runtime/device_memory.hpp"
+#include "tests/support/device_buffers.hpp"
+#include "tests/support/gpu_test_support.hpp"
+#include "tests/support/reference_comparison.hpp"
+#include "tests/support/sampler_api_problem.hpp"
+#include "tests/support/sampler_configs.hpp"
+
+namespace fusedsample {
+namespace {
+
+using runtime::DeviceMemory;
+using testing::from_device;
+using testing::to_device;
+using testing::sampler_api_tests::count_differences;
+using testing::sampler_api_tests::expect_all_in_range;
+using testing::sampler_api_tests::Problem;
+using testing::sampler_api_tests::run64;
+
+// reserve() then capture sample() into a CUDA graph: replays give the direct
+// call's samples, and read the per-row device arrays at replay time.
+TEST(SamplerApiGpu, GraphCaptureMatchesDirectCall) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const Problem pb(DType::bf16, rng);
+  const int S = 3;
+  const std::size_t n = std::size_t(pb.N * S);
+  Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
+  sampler.reserve(64, 4);  // covers N = 37, S = 3 and every smaller bucket
+
+  std::vector<float> temps;
+  std::vector<std::uint64_t> seeds, offsets;
+  for (std::int64_t r = 0; r < pb.N; ++r) {
+    temps.push_back(r % 5 == 4 ? 0.0f : 0.6f + 0.1f * float(r % 7));
+    seeds.push_back(rng());
+    offsets.push_back(rng());
+  }
+  const DeviceMemory dtemps = to_device(temps), dseeds = to_device(seeds);
+  DeviceMemory doffsets = to_device(offsets);
+  DeviceMemory out_graph(n * 8), out_direct(n * 8);
+  SampleArgs a = pb.args(out_graph, S);
+  a.temperatures = dtemps.as<const float>();
+  a.seeds = dseeds.as<const std::uint64_t>();
+  a.offsets = doffsets.as<const std::uint64_t>();
+
+  testing::StreamGuard stream;
+  testing::GraphGuard graph;
+  FS_CU(cuStreamBeginCapture(stream.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  try {
+    sampler.sample(a, stream.get());
+  } catch (...) {
+    CUgraph g = nullptr;
+    driver::api().cuStreamEndCapture(stream.s, &g);
+    if (g) driver::api().cuGraphDestroy(g);
+    throw;
+  }
+  FS_CU(cuStreamEndCapture(stream.s, &graph.g));
+  ASSERT_NE(graph.g, nullptr);
+  testing::GraphExecGuard exec;
+  FS_CU(cuGraphInstantiate(&exec.e, graph.g, 0));
+
+  auto replay = [&] {
+    testing::poison(out_graph);
+    FS_CU(cuGraphLaunch(exec.e, stream.s));
+    FS_CU(cuStreamSynchronize(stream.s));
+    return from_device<std::int64_t>(out_graph, n);
+  };
+  auto direct = [&] {
+    testing::poison(out_direct);
+    SampleArgs b = a;
+    b.out = out_direct.as<void>();
+    sampler.sample(b, stream.get());
+    FS_CU(cuStreamSynchronize(stream.s));
+    return from_device<std::int64_t>(out_direct, n);
+  };
+
+  const auto graph1 = replay();
+  const auto direct1 = direct();
+  expect_all_in_range(graph1, pb.V, "graph replay");
+  EXPECT_EQ(graph1, direct1) << "graph replay differs from the direct call";
+  EXPECT_EQ(replay(), graph1) << "a second replay differs";
+
+  // New offsets in the same device array: the replay picks them up.
+  for (auto& o : offsets) o = rng();
+  doffsets.upload(offsets.data(), offsets.size() * 8);
+  const auto graph2 = replay();
+  const auto direct2 = direct();
+  EXPECT_EQ(graph2, direct2) << "replay with new offsets differs from the direct call";
+  EXPECT_GT(count_differences(graph2, graph1), 0u) << "the replay ignored the new offsets";
+
+  // And the direct calls match the reference.
+  std::vector<ReferenceRowParams> rp;
+  for (std::int64_t r = 0; r < pb.N; ++r) rp.push_back({temps[std::size_t(r)], seeds[std::size_t(r)], offsets[std::size_t(r)]});
+  const auto ref = reference_sample(pb.w.data(), pb.h.data(), pb.dtype, pb.V, pb.d, pb.N, rp, S);
+  testing::compare_with_reference(direct2, ref, pb.V, S, "graph test direct call");
+}
+
+// A spec that stages its logits in L2 needs a tile of workspace per block
+// besides the candidates: reserve() makes room for it, so the capture needs
+// no allocation and the replay samples as the direct call does.
+TEST(SamplerApiGpu, L2StagingCapturesAfterReserve) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  const KernelSpec spec = testing::make_wgmma_coop_spec(DType::bf16, 128, 40, 6, 20, 1, 64, true);
+  if (!testing::spec_runs_here(spec)) GTEST_SKIP() << "needs an sm_90 GPU for " << spec.to_string();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const Problem pb(DType::bf16, rng);
+  const int S = 2;
+  const std::size_t n = std::size_t(pb.N * S);
+  Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype, spec));
+  sampler.reserve(pb.N, S);
+  DeviceMemory out_graph(n * 8), out_direct(n * 8);
+  testing::StreamGuard stream;
+  testing::GraphGuard graph;
+  FS_CU(cuStreamBeginCapture(stream.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  std::string error;
+  try {
+    sampler.sample(pb.args(out_graph, S), stream.get());
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  driver::api().cuStreamEndCapture(stream.s, &graph.g);
+  ASSERT_TRUE(error.empty()) << "capture after reserve() failed: " << error;
+  testing::GraphExecGuard exec;
+  FS_CU(cuGraphInstantiate(&exec.e, graph.g, 0));
+  testing::poison(out_graph);
+  FS_CU(cuGraphLaunch(exec.e, stream.s));
+  testing::poison(out_direct);
+  sampler.sample(pb.args(out_direct, S), stream.get());
+  FS_CU(cuStreamSynchronize(stream.s));
+  const auto replayed = from_device<std::int64_t>(out_graph, n), direct = from_device<std::int64_t>(out_direct, n);
+  expect_all_in_range(direct, pb.V, "direct call");
+  EXPECT_EQ(replayed, direct);
+}
+
+// Without reserve(), a call that must grow the workspace while the stream is
+// being captured throws InvalidArgument naming reserve(), launches nothing
+// and leaves the capture valid; after reserve() the same capture works.
+TEST(SamplerApiGpu, GrowingWorkspaceDuringCaptureThrows) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const Problem pb(DType::bf16, rng);
+  Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
+  const int S = 16;
+  const std::size_t n = std::size_t(pb.N * S);
+  DeviceMemory out(n * 8);
+
+  // Outside capture: load the kernel for this batch size and allocate a
+  // workspace for one sample per row (16x too small for S = 16).
+  SampleArgs a = pb.args(out, 1);
+  a.seed = rng();
+  sampler.sample(a, nullptr);
+  (void)from_device<std::int64_t>(out, std::size_t(pb.N));
+
+  testing::StreamGuard stream;
+  a.num_samples = S;
+  auto capture = [&](std::string* error) {
+    FS_CU(cuStreamBeginCapture(stream.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    try {
+      sampler.sample(a, stream.get());
+    } catch (const InvalidArgument& e) {
+      *error = e.what();
+    } catch (...) {
+      CUgraph g = nullptr;
+      driver::api().cuStreamEndCapture(stream.s, &g);
+      if (g) driver::api().cuGraphDestroy(g);
+      throw;
+    }
+    CUgraph g = nullptr;
+    const CUresult end = driver::api().cuStreamEndCapture(stream.s, &g);
+    EXPECT_EQ(end, CUDA_SUCCESS) << "cuStreamEndCapture: " << driver::error_text(end);
+    return g;
+  };
+
+  std::string error;
+  {
+    testing::GraphGuard graph;
+    graph.g = capture(&error);
+  }
+  EXPECT_FALSE(error.empty()) << "growing the workspace during capture did not throw InvalidArgument";
+  EXPECT_NE(error.find("reserve"), std::string::npos) << "the message does not mention reserve(): " << error;
+
+  sampler.reserve(pb.N, S);
+  error.clear();
+  testing::GraphGuard graph;
+  graph.g = capture(&error);
+  EXPECT_TRUE(error.empty()) << "capture after reserve() failed: " << error;
+  ASSERT_NE(graph.g, nullptr);
+  testing::GraphExecGuard exec;
+  FS_CU(cuGraphInstantiate(&exec.e, graph.g, 0));
+  testing::poison(out);
+  FS_CU(cuGraphLaunch(exec.e, stream.s));
+  FS_CU(cuStreamSynchronize(stream.s));
+  const auto replayed = from_device<std::int64_t>(out, n);
+  expect_all_in_range(replayed, pb.V, "replay after reserve");
+  const auto direct = run64(n, [&](const DeviceMemory& o) {
+    SampleArgs b = a;
+    b.out = o.as<void>();
+    sampler.sample(b, nullptr);
+  });
+  EXPECT_EQ(replayed, direct);
+}
+
+}  // namespace
+}  // namespace fusedsample

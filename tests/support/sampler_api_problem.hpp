@@ -1,0 +1,74 @@
+// sampler_api_problem.hpp: the random head and batch of the Sampler API GPU
+// tests (tests/runtime/sampler_api_*_gpu_test.cpp), a call into a fresh
+// poisoned output, and checks of the indices that come back.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fusedsample/fusedsample.hpp"
+#include "runtime/device_memory.hpp"
+#include "tests/support/device_buffers.hpp"
+#include "tests/support/gpu_test_support.hpp"
+
+namespace fusedsample::testing::sampler_api_tests {
+
+using runtime::DeviceMemory;
+
+// Random W [V, d] and H [N, d] on host and device. V = 5003 is not a multiple
+// of any T_V, d = 136 not a multiple of 16, N = 37 not a multiple of T_N.
+struct Problem {
+  DType dtype;
+  std::int64_t V, d, N;
+  std::vector<std::uint8_t> w, h;
+  DeviceMemory dw, dh;
+
+  Problem(DType dt, std::mt19937_64& rng, std::int64_t v = 5003, std::int64_t dd = 136, std::int64_t n = 37)
+      : dtype(dt), V(v), d(dd), N(n) {
+    w = testing::random_storage(dtype, std::size_t(V * d), 1.0, rng);
+    h = testing::random_storage(dtype, std::size_t(N * d), 2.0 / std::sqrt(double(d)), rng);
+    dw = to_device(w);
+    dh = to_device(h);
+  }
+  SampleArgs args(const DeviceMemory& out, int S, IndexType type = IndexType::int64) const {
+    SampleArgs a;
+    a.weights = dw.as<const void>();
+    a.hidden_states = dh.as<const void>();
+    a.rows = N;
+    a.num_samples = S;
+    a.out = out.as<void>();
+    a.index_type = type;
+    return a;
+  }
+};
+
+// Runs `call` into a fresh poisoned int64 buffer of n elements and returns it.
+template <typename F>
+std::vector<std::int64_t> run64(std::size_t n, F&& call) {
+  DeviceMemory out(n * 8);
+  testing::poison(out);
+  call(out);
+  return from_device<std::int64_t>(out, n);
+}
+
+inline std::size_t count_differences(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
+  return n;
+}
+
+inline void expect_all_in_range(const std::vector<std::int64_t>& got, std::int64_t V, const std::string& what) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] < 0 || got[i] >= V) {
+      if (++bad <= 5) ADD_FAILURE() << what << ": element " << i << " = " << got[i] << " (V=" << V << ")";
+    }
+  EXPECT_EQ(bad, 0u) << what;
+}
+
+}  // namespace fusedsample::testing::sampler_api_tests
