@@ -10,16 +10,10 @@
 #include "tests/support/kernel_spec_checks.hpp"
 
 namespace fs = fusedsample;
-using fs::Arch;
-using fs::DType;
-using fs::KernelSpec;
-using fs::Variant;
 
 namespace {
 
-using fusedsample::testing::kernel_spec_tests::expect_error;
-using fusedsample::testing::kernel_spec_tests::kArchs;
-using fusedsample::testing::kernel_spec_tests::kDTypes;
+using namespace fusedsample::testing::kernel_spec_tests;
 
 // wgmma needs the arch-specific sm_90a target: the runtime compiles it for
 // sm_90a on an sm_90 device and leaves every other combination alone.

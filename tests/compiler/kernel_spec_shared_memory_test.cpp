@@ -10,15 +10,10 @@
 #include "tests/support/kernel_spec_checks.hpp"
 
 namespace fs = fusedsample;
-using fs::Arch;
-using fs::DType;
-using fs::KernelSpec;
-using fs::Variant;
 
 namespace {
 
-using fusedsample::testing::kernel_spec_tests::kDTypes;
-using fusedsample::testing::kernel_spec_tests::spec;
+using namespace fusedsample::testing::kernel_spec_tests;
 
 // What the kernels carve out of dynamic shared memory (templates/fused_mma.cuh,
 // fused_simt.cuh, sample_logits.cuh): FS_STAGES pipeline stages, each a T_V x

@@ -11,17 +11,10 @@
 #include "tests/support/kernel_spec_checks.hpp"
 
 namespace fs = fusedsample;
-using fs::Arch;
-using fs::DType;
-using fs::KernelSpec;
-using fs::Variant;
 
 namespace {
 
-using fusedsample::testing::kernel_spec_tests::expect_error;
-using fusedsample::testing::kernel_spec_tests::kArchs;
-using fusedsample::testing::kernel_spec_tests::kDTypes;
-using fusedsample::testing::kernel_spec_tests::spec;
+using namespace fusedsample::testing::kernel_spec_tests;
 
 TEST(KernelSpec, EnumNames) {
   EXPECT_EQ(fs::to_string(DType::bf16), "bf16");

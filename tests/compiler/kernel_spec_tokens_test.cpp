@@ -15,15 +15,10 @@
 #include "tests/support/kernel_spec_checks.hpp"
 
 namespace fs = fusedsample;
-using fs::Arch;
-using fs::DType;
-using fs::KernelSpec;
-using fs::Variant;
 
 namespace {
 
-using fusedsample::testing::kernel_spec_tests::expect_error;
-using fusedsample::testing::kernel_spec_tests::spec;
+using namespace fusedsample::testing::kernel_spec_tests;
 
 // s is valid and prints as `text`, which parses back to s.
 void expect_valid_text(const KernelSpec& s, const std::string& text) {

@@ -11,15 +11,10 @@
 #include "tests/support/kernel_spec_checks.hpp"
 
 namespace fs = fusedsample;
-using fs::Arch;
-using fs::DType;
-using fs::KernelSpec;
-using fs::Variant;
 
 namespace {
 
-using fusedsample::testing::kernel_spec_tests::expect_error;
-using fusedsample::testing::kernel_spec_tests::spec;
+using namespace fusedsample::testing::kernel_spec_tests;
 
 KernelSpec with_cluster(KernelSpec s, int cluster) {
   s.cluster = cluster;

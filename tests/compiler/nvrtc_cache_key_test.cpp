@@ -15,13 +15,10 @@
 #include "tests/support/nvrtc_test_specs.hpp"
 
 namespace fs = fusedsample;
-using fs::Arch;
-using fs::DType;
-using fs::KernelSpec;
 
 namespace {
 
-using fusedsample::testing::nvrtc_tests::kArchs;
+using namespace fusedsample::testing::nvrtc_tests;
 
 TEST(NvrtcCacheKey, StableAndSensitive) {
   const KernelSpec s = fs::default_spec(DType::bf16, Arch::sm_90, 16);

@@ -10,14 +10,10 @@
 #include "tests/support/nvrtc_test_specs.hpp"
 
 namespace fs = fusedsample;
-using fs::Arch;
-using fs::DType;
-using fs::KernelSpec;
-using fs::Variant;
 
 namespace {
 
-using fusedsample::testing::nvrtc_tests::make_spec;
+using namespace fusedsample::testing::nvrtc_tests;
 
 TEST(NvrtcCompileError, CarriesLogOptionsAndSource) {
   const KernelSpec s = make_spec(DType::bf16, Variant::mma_sync, Arch::sm_80, 64, 8, 32, 3, 4, 1);

@@ -22,15 +22,10 @@
 #include "tests/support/nvrtc_test_specs.hpp"
 
 namespace fs = fusedsample;
-using fs::Arch;
-using fs::DType;
-using fs::KernelSpec;
-using fs::Variant;
 
 namespace {
 
-using fusedsample::testing::nvrtc_tests::kArchs;
-using fusedsample::testing::nvrtc_tests::make_spec;
+using namespace fusedsample::testing::nvrtc_tests;
 
 struct Shape {
   int tv, tn, td, st, wm, wn;

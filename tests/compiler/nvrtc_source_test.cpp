@@ -19,14 +19,10 @@
 #include "tests/support/nvrtc_test_specs.hpp"
 
 namespace fs = fusedsample;
-using fs::Arch;
-using fs::DType;
-using fs::KernelSpec;
-using fs::Variant;
 
 namespace {
 
-using fusedsample::testing::nvrtc_tests::make_spec;
+using namespace fusedsample::testing::nvrtc_tests;
 
 // Names in `#include "x"` / `#include <x>` lines that the device compiler
 // sees. Branches only taken by the host compiler (`#else` of `#if

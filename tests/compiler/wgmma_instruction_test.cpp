@@ -10,13 +10,10 @@
 #include "tests/support/nvrtc_test_specs.hpp"
 
 namespace fs = fusedsample;
-using fs::Arch;
-using fs::DType;
-using fs::Variant;
 
 namespace {
 
-using fusedsample::testing::nvrtc_tests::make_spec;
+using namespace fusedsample::testing::nvrtc_tests;
 
 // The instruction shape follows the launch bound's registers: whole T_N
 // where its accumulators fit (ws at 168, wgmma at 255, coop w20x1 at 96),

@@ -23,7 +23,7 @@ namespace fs = fusedsample;
 
 namespace {
 
-using fusedsample::testing::reference_tests::Problem;
+using namespace fusedsample::testing::reference_tests;
 
 // -------------------------------------------------------- goodness of fit
 //

@@ -24,8 +24,7 @@ namespace fs = fusedsample;
 
 namespace {
 
-using fusedsample::testing::reference_tests::kD;
-using fusedsample::testing::reference_tests::Problem;
+using namespace fusedsample::testing::reference_tests;
 
 // ------------------------------------------------------------------- noise
 

@@ -23,8 +23,7 @@ namespace {
 
 using runtime::DeviceMemory;
 using testing::to_device;
-using testing::sampler_api_tests::expect_all_in_range;
-using testing::sampler_api_tests::run64;
+using namespace testing::sampler_api_tests;
 
 // Sampler lifetimes must not break the context: on a thread with no current
 // context, a Sampler takes device 0's primary context; destroying it must not

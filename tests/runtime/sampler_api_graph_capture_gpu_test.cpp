@@ -25,10 +25,7 @@ namespace {
 using runtime::DeviceMemory;
 using testing::from_device;
 using testing::to_device;
-using testing::sampler_api_tests::count_differences;
-using testing::sampler_api_tests::expect_all_in_range;
-using testing::sampler_api_tests::Problem;
-using testing::sampler_api_tests::run64;
+using namespace testing::sampler_api_tests;
 
 // reserve() then capture sample() into a CUDA graph: replays give the direct
 // call's samples, and read the per-row device arrays at replay time.

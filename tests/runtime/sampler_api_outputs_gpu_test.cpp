@@ -22,8 +22,7 @@ namespace {
 using runtime::DeviceMemory;
 using testing::from_device;
 using testing::to_device;
-using testing::sampler_api_tests::expect_all_in_range;
-using testing::sampler_api_tests::Problem;
+using namespace testing::sampler_api_tests;
 
 TEST(SamplerApiGpu, Int32OutputMatchesInt64) {
   FS_REQUIRE_GPU();

@@ -23,10 +23,7 @@ namespace {
 using runtime::DeviceMemory;
 using testing::from_device;
 using testing::to_device;
-using testing::sampler_api_tests::count_differences;
-using testing::sampler_api_tests::expect_all_in_range;
-using testing::sampler_api_tests::Problem;
-using testing::sampler_api_tests::run64;
+using namespace testing::sampler_api_tests;
 
 // Scalars and per-row device arrays holding the same values give the same
 // samples, in every combination.

@@ -22,7 +22,7 @@ namespace {
 using runtime::DeviceMemory;
 using testing::from_device;
 using testing::to_device;
-using testing::sampler_api_tests::Problem;
+using namespace testing::sampler_api_tests;
 
 // A row whose device temperature is negative, NaN or infinite gets -1 (every
 // sample, int64 and int32); the other rows, greedy ones included, are sampled

@@ -31,10 +31,7 @@ namespace {
 using runtime::DeviceMemory;
 using testing::from_device;
 using testing::to_device;
-using testing::exactness_tests::config_name;
-using testing::exactness_tests::RowParams;
-using testing::exactness_tests::sample_int64;
-using testing::exactness_tests::Shape;
+using namespace testing::exactness_tests;
 
 // ---------------------------------------------------------------------------
 // Per-dtype properties

@@ -33,10 +33,7 @@ namespace {
 
 using runtime::DeviceMemory;
 using testing::to_device_bytes;
-using testing::exactness_tests::config_name;
-using testing::exactness_tests::RowParams;
-using testing::exactness_tests::sample_int64;
-using testing::exactness_tests::Shape;
+using namespace testing::exactness_tests;
 
 // V not a multiple of any T_V (1, 7, 100, 1000, 4099, 32013, 70001); N not a
 // multiple of T_N; d a multiple of 8, 520 not a multiple of 16 or of any T_d.

@@ -29,9 +29,7 @@ namespace {
 
 using runtime::DeviceMemory;
 using testing::to_device;
-using testing::exactness_tests::config_name;
-using testing::exactness_tests::RowParams;
-using testing::exactness_tests::sample_int64;
+using namespace testing::exactness_tests;
 
 // Random W [V, d] ~ N(0, 1) and H [N, d] ~ N(0, h_std^2), on the host and the device.
 struct RandomInputs {

@@ -13,6 +13,13 @@
 
 namespace fusedsample::testing::kernel_spec_tests {
 
+// The spec types, so that `using namespace fusedsample::testing::kernel_spec_tests;` is
+// all a test file needs.
+using fusedsample::Arch;
+using fusedsample::DType;
+using fusedsample::KernelSpec;
+using fusedsample::Variant;
+
 inline constexpr DType kDTypes[] = {DType::bf16, DType::fp16, DType::fp32};
 inline constexpr Arch kArchs[] = {Arch::sm_80, Arch::sm_86, Arch::sm_89, Arch::sm_90, Arch::sm_90a};
 

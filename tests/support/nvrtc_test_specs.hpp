@@ -7,6 +7,13 @@
 
 namespace fusedsample::testing::nvrtc_tests {
 
+// The spec types, so that `using namespace fusedsample::testing::nvrtc_tests;` is
+// all a test file needs.
+using fusedsample::Arch;
+using fusedsample::DType;
+using fusedsample::KernelSpec;
+using fusedsample::Variant;
+
 inline KernelSpec make_spec(DType dt, Variant var, Arch arch, int tv, int tn, int td, int st, int wm, int wn) {
   return fusedsample::testing::build_spec(dt, var, arch, tv, tn, td, st, wm, wn);
 }
