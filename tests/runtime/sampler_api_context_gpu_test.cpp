@@ -21,8 +21,6 @@
 namespace fusedsample {
 namespace {
 
-using runtime::DeviceMemory;
-using testing::to_device;
 using namespace testing::sampler_api_tests;
 
 // Sampler lifetimes must not break the context: on a thread with no current

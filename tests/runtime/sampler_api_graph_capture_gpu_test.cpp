@@ -22,9 +22,6 @@
 namespace fusedsample {
 namespace {
 
-using runtime::DeviceMemory;
-using testing::from_device;
-using testing::to_device;
 using namespace testing::sampler_api_tests;
 
 // reserve() then capture sample() into a CUDA graph: replays give the direct

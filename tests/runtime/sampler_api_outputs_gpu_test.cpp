@@ -19,9 +19,6 @@
 namespace fusedsample {
 namespace {
 
-using runtime::DeviceMemory;
-using testing::from_device;
-using testing::to_device;
 using namespace testing::sampler_api_tests;
 
 TEST(SamplerApiGpu, Int32OutputMatchesInt64) {

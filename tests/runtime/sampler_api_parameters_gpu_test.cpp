@@ -20,9 +20,6 @@
 namespace fusedsample {
 namespace {
 
-using runtime::DeviceMemory;
-using testing::from_device;
-using testing::to_device;
 using namespace testing::sampler_api_tests;
 
 // Scalars and per-row device arrays holding the same values give the same

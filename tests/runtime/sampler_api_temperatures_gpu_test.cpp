@@ -19,9 +19,6 @@
 namespace fusedsample {
 namespace {
 
-using runtime::DeviceMemory;
-using testing::from_device;
-using testing::to_device;
 using namespace testing::sampler_api_tests;
 
 // A row whose device temperature is negative, NaN or infinite gets -1 (every

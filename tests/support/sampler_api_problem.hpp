@@ -18,7 +18,11 @@
 
 namespace fusedsample::testing::sampler_api_tests {
 
+// What the test files use beside this header's own, so that
+// `using namespace testing::sampler_api_tests;` is all they need.
 using runtime::DeviceMemory;
+using testing::from_device;
+using testing::to_device;
 
 // Random W [V, d] and H [N, d] on host and device. V = 5003 is not a multiple
 // of any T_V, d = 136 not a multiple of 16, N = 37 not a multiple of T_N.
