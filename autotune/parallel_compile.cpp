@@ -5,10 +5,12 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
 #include "fusedsample/compiler.hpp"
+#include "fusedsample/disk_cache.hpp"
 
 namespace fusedsample::autotune {
 
@@ -28,6 +30,14 @@ std::vector<CompileOutcome> compile_all(const std::vector<KernelSpec>& specs, un
       const auto t0 = std::chrono::steady_clock::now();
       try {
         const auto k = compile_kernel(specs[i]);
+        // A kernel this process already had comes from its memo, which does
+        // not look at the disk: store it where the environment's cache lacks
+        // it (compiled with the cache off or in another directory, or the
+        // file since removed), so the promise of the header holds.
+        if (const auto disk = DiskCache::from_environment()) {
+          std::error_code ec;
+          if (!std::filesystem::exists(disk->module_path(k->cache_key), ec)) disk->store(*k);
+        }
         o.ok = true;
         if (const auto r = kernel_resources(*k, "fs_fused_kernel")) {
           o.spill_bytes = r->spill_store_bytes + r->spill_load_bytes;

@@ -1,7 +1,8 @@
 // parallel_compile.hpp: compile many kernel specs at once. Each goes through
 // compile_kernel() (the process memo, then the on-disk module cache, then
 // NVRTC, which is thread-safe), so the results land in the disk cache and a
-// later Sampler with the same spec loads them without compiling.
+// later Sampler with the same spec loads them without compiling; a kernel
+// the process memoized earlier is stored there too if the cache lacks it.
 #pragma once
 #include <functional>
 #include <string>

@@ -30,9 +30,7 @@ fs::BucketResult bucket(const fs::KernelSpec& default_spec, const std::vector<fs
 TEST_F(CandidateScreen, CompilesEachDistinctSpecOnceAndSetsAsideFailures) {
   fs::SearchSpaceOptions so;
   so.max_candidates = 3;
-  // Not ParallelCompile's specs: a spec compiled here is memoized for the
-  // process, and that test counts the files its compiles write.
-  const std::vector<fs::KernelSpec> specs = fs::search_space(fs::DType::bf16, fs::Arch::sm_86, 2, so);
+  const std::vector<fs::KernelSpec> specs = fs::search_space(fs::DType::fp16, fs::Arch::sm_80, 4, so);
   ASSERT_EQ(specs.size(), 3u);
   fs::KernelSpec broken = specs[0];
   broken.tile_n = 12;  // fails validation inside compile_kernel

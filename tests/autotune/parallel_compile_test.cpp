@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <filesystem>
 
+#include "fusedsample/compiler.hpp"
 #include "fusedsample/tuner.hpp"
 #include "tests/support/temp_cache_dir.hpp"
 
@@ -48,4 +51,20 @@ TEST_F(ParallelCompile, CompilesIntoTheDiskCacheAndReportsFailures) {
   EXPECT_NE(out[3].error.find("tile_n"), std::string::npos) << out[3].error;
   EXPECT_EQ(module_files(dir_), 3u);
   EXPECT_TRUE(fs::autotune::compile_all({}).empty());
+}
+
+// Kernels the process memoized while the disk cache was off still land in
+// the cache compile_all runs under (the memo alone never reads the disk).
+TEST_F(ParallelCompile, StoresKernelsTheProcessAlreadyHad) {
+  fs::SearchSpaceOptions so;
+  so.max_candidates = 2;
+  const std::vector<fs::KernelSpec> specs = fs::search_space(fs::DType::bf16, fs::Arch::sm_80, 2, so);
+  ASSERT_EQ(specs.size(), 2u);
+  ::setenv("FUSEDSAMPLE_CACHE_DISABLE", "1", 1);
+  for (const auto& s : specs) ASSERT_TRUE(fs::compile_kernel(s));
+  ::unsetenv("FUSEDSAMPLE_CACHE_DISABLE");
+  EXPECT_EQ(module_files(dir_), 0u);
+  const auto out = fs::autotune::compile_all(specs, 2);
+  for (const auto& o : out) EXPECT_TRUE(o.ok) << o.error;
+  EXPECT_EQ(module_files(dir_), 2u);
 }
