@@ -29,7 +29,7 @@ using namespace testing::sampler_api_tests;
 // would adopt a dead context. Runs in a child process because the rest of
 // this binary keeps the primary context retained (testing::use_process_context),
 // which would hide the problem.
-TEST(SamplerApiGpuChild, DISABLED_SecondSamplerAfterFirstIsDestroyed) {
+TEST(SamplerContextGpuChild, DISABLED_SecondSamplerAfterFirstIsDestroyed) {
   FS_REQUIRE_GPU();
   // Deliberately no testing::use_process_context().
   std::mt19937_64 rng(1234);
@@ -58,7 +58,7 @@ TEST(SamplerApiGpuChild, DISABLED_SecondSamplerAfterFirstIsDestroyed) {
   EXPECT_EQ(run(second), first_result);
 }
 
-TEST(SamplerApiGpu, SamplerLifetimeKeepsContextUsable) {
+TEST(SamplerContextGpu, SamplerLifetimeKeepsContextUsable) {
   FS_REQUIRE_GPU();
   char self[4096] = {};
   const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -66,7 +66,7 @@ TEST(SamplerApiGpu, SamplerLifetimeKeepsContextUsable) {
   // The child ignores the parent's sharding and report settings.
   const std::string child = "env -u GTEST_OUTPUT -u GTEST_TOTAL_SHARDS -u GTEST_SHARD_INDEX -u GTEST_SHARD_STATUS_FILE '" +
                             std::string(self, std::size_t(len)) +
-                            "' --gtest_filter=SamplerApiGpuChild.DISABLED_SecondSamplerAfterFirstIsDestroyed"
+                            "' --gtest_filter=SamplerContextGpuChild.DISABLED_SecondSamplerAfterFirstIsDestroyed"
                             " --gtest_also_run_disabled_tests 2>&1";
   FILE* pipe = popen(child.c_str(), "r");
   ASSERT_NE(pipe, nullptr) << "popen failed: " << child;

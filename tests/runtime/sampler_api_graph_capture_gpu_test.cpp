@@ -26,10 +26,7 @@ using namespace testing::sampler_api_tests;
 
 // reserve() then capture sample() into a CUDA graph: replays give the direct
 // call's samples, and read the per-row device arrays at replay time.
-TEST(SamplerApiGpu, GraphCaptureMatchesDirectCall) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
-  std::mt19937_64 rng(testing::fresh_seed());
+TEST_F(SamplerApiGpu, GraphCaptureMatchesDirectCall) {
   const Problem pb(DType::bf16, rng);
   const int S = 3;
   const std::size_t n = std::size_t(pb.N * S);
@@ -106,9 +103,7 @@ TEST(SamplerApiGpu, GraphCaptureMatchesDirectCall) {
 // A spec that stages its logits in L2 needs a tile of workspace per block
 // besides the candidates: reserve() makes room for it, so the capture needs
 // no allocation and the replay samples as the direct call does.
-TEST(SamplerApiGpu, L2StagingCapturesAfterReserve) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
+TEST_F(SamplerApiGpu, L2StagingCapturesAfterReserve) {
   const KernelSpec spec = testing::make_wgmma_coop_spec(DType::bf16, 128, 40, 6, 20, 1, 64, true);
   if (!testing::spec_runs_here(spec)) GTEST_SKIP() << "needs an sm_90 GPU for " << spec.to_string();
   std::mt19937_64 rng(testing::fresh_seed());
@@ -144,10 +139,7 @@ TEST(SamplerApiGpu, L2StagingCapturesAfterReserve) {
 // Without reserve(), a call that must grow the workspace while the stream is
 // being captured throws InvalidArgument naming reserve(), launches nothing
 // and leaves the capture valid; after reserve() the same capture works.
-TEST(SamplerApiGpu, GrowingWorkspaceDuringCaptureThrows) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
-  std::mt19937_64 rng(testing::fresh_seed());
+TEST_F(SamplerApiGpu, GrowingWorkspaceDuringCaptureThrows) {
   const Problem pb(DType::bf16, rng);
   Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
   const int S = 16;

@@ -21,10 +21,7 @@ namespace {
 
 using namespace testing::sampler_api_tests;
 
-TEST(SamplerApiGpu, Int32OutputMatchesInt64) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
-  std::mt19937_64 rng(testing::fresh_seed());
+TEST_F(SamplerApiGpu, Int32OutputMatchesInt64) {
   for (DType dtype : {DType::bf16, DType::fp16, DType::fp32}) {
     SCOPED_TRACE(std::string(to_string(dtype)));
     const Problem pb(dtype, rng);
@@ -54,10 +51,7 @@ TEST(SamplerApiGpu, Int32OutputMatchesInt64) {
 // Every output element is written, nothing after the last one is: the output
 // buffer and a guard region after it are poisoned with 0xAB bytes first. For
 // int64 and int32 outputs, the fused path and sample_logits.
-TEST(SamplerApiGpu, PoisonedOutputIsFullyWritten) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
-  std::mt19937_64 rng(testing::fresh_seed());
+TEST_F(SamplerApiGpu, PoisonedOutputIsFullyWritten) {
   const Problem pb(DType::bf16, rng);
   Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
   std::normal_distribution<float> logit(0.0f, 2.0f);

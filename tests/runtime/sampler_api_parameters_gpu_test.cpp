@@ -24,10 +24,7 @@ using namespace testing::sampler_api_tests;
 
 // Scalars and per-row device arrays holding the same values give the same
 // samples, in every combination.
-TEST(SamplerApiGpu, ScalarAndPerRowParametersAgree) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
-  std::mt19937_64 rng(testing::fresh_seed());
+TEST_F(SamplerApiGpu, ScalarAndPerRowParametersAgree) {
   const Problem pb(DType::bf16, rng);
   Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
   const int S = 2;
@@ -60,10 +57,7 @@ TEST(SamplerApiGpu, ScalarAndPerRowParametersAgree) {
 
 // The offset, the seed and the sample index each change the samples; a
 // per-row offset or seed changes only its own row.
-TEST(SamplerApiGpu, SeedOffsetAndSampleIndexChangeSamples) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
-  std::mt19937_64 rng(testing::fresh_seed());
+TEST_F(SamplerApiGpu, SeedOffsetAndSampleIndexChangeSamples) {
   const Problem pb(DType::bf16, rng, 5003, 136, 64);
   Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
   const int S = 4;
@@ -120,10 +114,7 @@ TEST(SamplerApiGpu, SeedOffsetAndSampleIndexChangeSamples) {
 
 // The same call gives the same samples: twice on one Sampler, and on a second
 // Sampler for the same head.
-TEST(SamplerApiGpu, DeterministicAcrossCallsAndSamplers) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
-  std::mt19937_64 rng(testing::fresh_seed());
+TEST_F(SamplerApiGpu, DeterministicAcrossCallsAndSamplers) {
   for (DType dtype : {DType::bf16, DType::fp32}) {
     SCOPED_TRACE(std::string(to_string(dtype)));
     const Problem pb(dtype, rng);
@@ -150,10 +141,7 @@ TEST(SamplerApiGpu, DeterministicAcrossCallsAndSamplers) {
 // Each launch leaves the workspace clean for the next one (its last block
 // zeroes the running winners and the block counter): calls of different shapes
 // queued back to back with no host sync in between give what each gives alone.
-TEST(SamplerApiGpu, BackToBackCallsOfDifferentShapesAreIndependent) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
-  std::mt19937_64 rng(testing::fresh_seed());
+TEST_F(SamplerApiGpu, BackToBackCallsOfDifferentShapesAreIndependent) {
   const Problem pb(DType::bf16, rng);
   Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
   struct Call {

@@ -24,10 +24,7 @@ using namespace testing::sampler_api_tests;
 // A row whose device temperature is negative, NaN or infinite gets -1 (every
 // sample, int64 and int32); the other rows, greedy ones included, are sampled
 // normally and match the reference.
-TEST(SamplerApiGpu, InvalidTemperatureRowsGetMinusOne) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
-  std::mt19937_64 rng(testing::fresh_seed());
+TEST_F(SamplerApiGpu, InvalidTemperatureRowsGetMinusOne) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   const std::vector<float> temps{1.0f, -1.0f, nan, inf, 0.0f, 0.5f, -0.0f, -inf, 2.0f, -1e-30f, 0.8f};
   const std::vector<bool> invalid{false, true, true, true, false, false, false, true, false, true, false};
@@ -71,10 +68,7 @@ TEST(SamplerApiGpu, InvalidTemperatureRowsGetMinusOne) {
 
 // Scalar temperatures are checked on the host: negative, NaN and infinite
 // ones throw InvalidArgument before anything is launched.
-TEST(SamplerApiGpu, InvalidScalarTemperatureThrows) {
-  FS_REQUIRE_GPU();
-  testing::use_process_context();
-  std::mt19937_64 rng(testing::fresh_seed());
+TEST_F(SamplerApiGpu, InvalidScalarTemperatureThrows) {
   const Problem pb(DType::bf16, rng, 1000, 64, 4);
   Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
   DeviceMemory out(std::size_t(pb.N) * 8);

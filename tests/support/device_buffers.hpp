@@ -24,7 +24,7 @@ namespace fusedsample::testing {
 // makes it current on the calling thread, as an application using the CUDA
 // runtime would; Samplers adopt it. Buffers the tests allocate then never
 // depend on how a Sampler manages the context (that is tested on its own, in
-// a child process: SamplerApiGpu.SamplerLifetimeKeepsContextUsable).
+// a child process: SamplerContextGpu.SamplerLifetimeKeepsContextUsable).
 inline void use_process_context() {
   static const CUcontext ctx = [] {
     CUdevice dev = 0;

@@ -1,6 +1,6 @@
-// sampler_api_problem.hpp: the random head and batch of the Sampler API GPU
-// tests (tests/runtime/sampler_api_*_gpu_test.cpp), a call into a fresh
-// poisoned output, and checks of the indices that come back.
+// sampler_api_problem.hpp: the fixture, random head and batch of the Sampler
+// API GPU tests (tests/runtime/sampler_api_*_gpu_test.cpp), a call into a
+// fresh poisoned output, and checks of the indices that come back.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -23,6 +23,20 @@ namespace fusedsample::testing::sampler_api_tests {
 using runtime::DeviceMemory;
 using testing::from_device;
 using testing::to_device;
+
+// The SamplerApiGpu tests' fixture: skips without a usable GPU (never fails
+// there), keeps the process's primary context retained for the whole binary
+// (testing::use_process_context), and seeds `rng` fresh for each test (the
+// seed is printed: FUSEDSAMPLE_TEST_SEED replays it).
+class SamplerApiGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    FS_REQUIRE_GPU();
+    testing::use_process_context();
+    rng.seed(testing::fresh_seed());
+  }
+  std::mt19937_64 rng;
+};
 
 // Random W [V, d] and H [N, d] on host and device. V = 5003 is not a multiple
 // of any T_V, d = 136 not a multiple of 16, N = 37 not a multiple of T_N.
