@@ -106,7 +106,9 @@ std::optional<KernelSpec> best_valid(const TuningEntry& e, Arch arch) {
     try {
       KernelSpec s = KernelSpec::parse(m->spec);
       s.arch = target_arch(s.variant, arch);
-      if (s.dtype != e.key.dtype) continue;
+      // Only fused kernels sample from W and H; a `logits` spec samples given logits and would read W as
+      // such (check_spec rejects one on import; a database built in memory may still hold it).
+      if (s.dtype != e.key.dtype || s.variant == Variant::logits) continue;
       s.validate();
       return s;
     } catch (const Error&) {

@@ -15,8 +15,9 @@
 // dtype/arch names all throw FileError naming the source and the JSON path.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -69,10 +70,16 @@ struct Checker {
     if (!v.is_string()) fail(path, fmt::format("expected a string, got {}", v.type_name()));
     return v.get<std::string>();
   }
-  std::int64_t integer(const json& v, const std::string& path, std::int64_t lo) const {
+  // An integer in [lo, hi]; hi defaults to what an int holds, so that a caller's int(...) cannot wrap
+  // (4294967296 multiprocessors read as 0).
+  std::int64_t integer(const json& v, const std::string& path, std::int64_t lo,
+                       std::int64_t hi = std::numeric_limits<int>::max()) const {
     if (!v.is_number_integer()) fail(path, fmt::format("expected an integer, got {}", v.type_name()));
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(hi))
+      fail(path, fmt::format("must be <= {} (got {})", hi, v.get<std::uint64_t>()));
     const auto x = v.get<std::int64_t>();
     if (x < lo) fail(path, fmt::format("must be >= {} (got {})", lo, x));
+    if (x > hi) fail(path, fmt::format("must be <= {} (got {})", hi, x));
     return x;
   }
   double number(const json& v, const std::string& path) const {
@@ -83,9 +90,16 @@ struct Checker {
   }
   std::pair<int, int> cc(const json& v, const std::string& path) const {
     const std::string s = str(v, path);
-    int major = 0, minor = 0, used = 0;
-    if (std::sscanf(s.c_str(), "%d.%d%n", &major, &minor, &used) != 2 || used != int(s.size()))
-      fail(path, fmt::format("bad compute capability '{}' (want e.g. \"9.0\")", s));
+    // from_chars, not sscanf: "4294967305.0" must not wrap to 9.0.
+    int major = 0, minor = 0;
+    const char* const end = s.data() + s.size();
+    const auto [dot, e1] = std::from_chars(s.data(), end, major);
+    bool ok = e1 == std::errc() && dot != s.data() && dot < end && *dot == '.' && dot + 1 < end;
+    if (ok) {
+      const auto [tail, e2] = std::from_chars(dot + 1, end, minor);
+      ok = e2 == std::errc() && tail == end;
+    }
+    if (!ok) fail(path, fmt::format("bad compute capability '{}' (want e.g. \"9.0\")", s));
     try {
       arch_for_compute_capability(major, minor);
     } catch (const Error& e) {
@@ -112,6 +126,8 @@ KernelSpec check_spec(const Checker& c, const json& cfg, const std::string& path
     s.validate();
     return s;
   });
+  if (spec.variant == Variant::logits)
+    c.fail(path + "/spec", fmt::format("'{}' samples given logits; a tuning entry needs a fused variant", text));
   if (spec.dtype != dtype)
     c.fail(path + "/spec", fmt::format("spec dtype {} differs from the entry's dtype {}", to_string(spec.dtype),
                                        to_string(dtype)));
@@ -184,7 +200,7 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source) {
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double (1e400)
     c.fail("", fmt::format("malformed JSON: {}", e.what()));
   }
   c.object(doc, "");
@@ -233,8 +249,8 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source) {
         c.cc(c.field(en, p, "compute_capability"), p + "/compute_capability");
     const std::string dtype = c.str(c.field(en, p, "dtype"), p + "/dtype");
     key.dtype = c.wrap(p + "/dtype", [&] { return parse_dtype(dtype); });
-    key.vocab = c.integer(c.field(en, p, "vocab"), p + "/vocab", 1);
-    key.d_model = c.integer(c.field(en, p, "d_model"), p + "/d_model", 1);
+    key.vocab = c.integer(c.field(en, p, "vocab"), p + "/vocab", 1, std::numeric_limits<std::int64_t>::max());
+    key.d_model = c.integer(c.field(en, p, "d_model"), p + "/d_model", 1, std::numeric_limits<std::int64_t>::max());
     const std::string bucket = c.str(c.field(en, p, "bucket"), p + "/bucket");
     key.bucket = c.wrap(p + "/bucket", [&] { return parse_batch_bucket(bucket); });
     const json& configs = c.field(en, p, "configs");

@@ -46,7 +46,7 @@ TuningDb load_tuning_db(const fsys::path& path) {
   }
   try {
     return tuning_db_from_json(*text, path.string());
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // Error, and anything else a damaged file could raise: never throws
     detail::warn_once("tuning:" + path.string(),
                       fmt::format("ignoring corrupt tuning database ({}); it will be rewritten on the next save", e.what()));
     return {};

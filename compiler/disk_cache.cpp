@@ -159,7 +159,7 @@ std::optional<CompiledKernel> DiskCache::load(const std::string& key) const {
   }
   try {
     return decode_module(*bytes, key);
-  } catch (const FileError& e) {
+  } catch (const std::exception& e) {  // FileError, and anything else a damaged file could raise
     detail::warn_once(path.string(),
                       fmt::format("module cache: ignoring corrupt file {}: {}; it will be rebuilt", path.string(), e.what()));
     return std::nullopt;

@@ -75,18 +75,27 @@ bool write_file_atomic(const fsys::path& path, std::string_view bytes, std::stri
 
 std::optional<std::string> read_file(const fsys::path& path, std::string* error) {
   if (error) error->clear();
+  std::error_code ec;
+  if (fsys::is_directory(path, ec)) {  // an ifstream opens a directory and throws on its first read
+    if (error) *error = "cannot read " + path.string() + ": it is a directory";
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::error_code ec;
     if (error && fsys::exists(path, ec)) *error = "cannot open " + path.string() + ": " + std::strerror(errno);
     return std::nullopt;
   }
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    if (error) *error = "cannot read " + path.string();
+  try {
+    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) {
+      if (error) *error = "cannot read " + path.string();
+      return std::nullopt;
+    }
+    return data;
+  } catch (const std::exception& e) {  // a read error the stream reports by throwing; out of memory
+    if (error) *error = "cannot read " + path.string() + ": " + e.what();
     return std::nullopt;
   }
-  return data;
 }
 
 bool warn_once(const std::string& topic, const std::string& message) {

@@ -134,7 +134,10 @@ void KernelSpec::validate() const {
   if (ping_pong && (!reg_epilogue || tile_v != 128 || tile_n != 128))
     bad("ping-pong (pp) needs the register epilogue (re) and tile_v 128, tile_n 128 (each consumer multiplies whole "
         "128 x 128 tiles)");
-  if (warps_m < 1 || warps_n < 1 || warps_m * warps_n > (variant == Variant::wgmma_coop ? 20 : 16))
+  // Each factor is bounded before the product is formed (w65536x65536 wrapped to 0 in int and reached a
+  // division by zero below).
+  if (warps_m < 1 || warps_n < 1 || warps_m > 20 || warps_n > 20 ||
+      warps_m * warps_n > (variant == Variant::wgmma_coop ? 20 : 16))
     bad(variant == Variant::wgmma_coop ? "warps_m * warps_n must be in [1, 20]" : "warps_m * warps_n must be in [1, 16]");
   if (variant != Variant::logits) {
     if (stages < 2 || stages > 16) bad("stages must be in [2, 16]");

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "fusedsample/errors.hpp"
+#include "templates/fs_params.cuh"
 
 namespace fusedsample::runtime {
 namespace {
@@ -22,6 +23,8 @@ void check_optional_pointer(const void* p, std::size_t alignment, const char* na
   if (p) check_pointer(p, alignment, name);
 }
 
+static_assert(FS_MIN_TEMPERATURE == kMinTemperature, "the kernels' and the API's smallest temperature differ");
+
 void check_row_params(const SampleArgs& a) {
   if (a.rows < 1) throw InvalidArgument(fmt::format("rows (N) must be >= 1, got {}", a.rows));
   if (a.rows > (std::int64_t(1) << 31) - 1) throw InvalidArgument(fmt::format("rows (N) = {} exceeds 2^31 - 1", a.rows));
@@ -30,6 +33,9 @@ void check_row_params(const SampleArgs& a) {
     if (std::isnan(a.temperature)) throw InvalidArgument("temperature is NaN");
     if (std::isinf(a.temperature)) throw InvalidArgument("temperature is infinite");
     if (a.temperature < 0) throw InvalidArgument(fmt::format("temperature must be >= 0 (0 = greedy), got {}", a.temperature));
+    if (!fs_temperature_valid(a.temperature))  // positive below 2^-64: l / tau would overflow fp32
+      throw InvalidArgument(fmt::format("temperature {} is below the smallest supported, 2^-64 = {} (0 = greedy)",
+                                        a.temperature, FS_MIN_TEMPERATURE));
   }
   check_optional_pointer(a.temperatures, alignof(float), "temperatures");
   check_optional_pointer(a.seeds, alignof(std::uint64_t), "seeds");

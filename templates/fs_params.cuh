@@ -53,9 +53,16 @@ __device__ __forceinline__ fs_u64 fs_row_offset(const fs_row_params& p, fs_i64 n
 }
 #endif
 
-// Temperature classes: > 0 finite samples, == 0 is greedy, anything else
-// (negative, NaN, inf) is invalid and yields index -1 for that row.
-FS_HD bool fs_temperature_valid(float t) { return t >= 0.0f && t <= 3.40282346638528859812e+38f; }
+// Temperature classes: 0 is greedy; finite t >= FS_MIN_TEMPERATURE (2^-64)
+// samples; anything else is invalid and yields index -1 for that row:
+// negative, NaN, inf, and positive below 2^-64, where l / t overflows fp32
+// for logits |l| >= 3.4e38 t (at t = 1e-38: |l| >= 3.4; 1/t itself for a
+// subnormal t) and the scores would saturate to +-inf, whose winner need not
+// be the argmax (at t = 2^-64 it takes |l| >= 1.8e19).
+#define FS_MIN_TEMPERATURE 5.42101086242752217004e-20f  // 2^-64
+FS_HD bool fs_temperature_valid(float t) {
+  return t == 0.0f || (t >= FS_MIN_TEMPERATURE && t <= 3.40282346638528859812e+38f);
+}
 
 #define FS_NO_INDEX 0x7fffffff  // "no candidate" in a running (score, index)
 

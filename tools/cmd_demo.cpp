@@ -231,9 +231,12 @@ int cmd_demo(const std::vector<std::string>& argv) {
   c.dtype = dtype_arg(args, DType::bf16);  // or the --spec's, below
   c.samples = int(args.get_int("samples", 1, 1, kIntMax));
   const double tau = args.get_double("temperature", 1.0);
-  if (tau < 0 || !std::isfinite(float(tau)))
-    throw UsageError(fmt::format("invalid value '{}' for --temperature: must be >= 0 and finite in fp32",
-                                 *args.get("temperature")));
+  // The library's rule (fs_temperature_valid: 0, or finite and >= 2^-64), checked on the value as given, so
+  // that a positive value rounding to 0 in fp32 (1e-50) is not taken for greedy.
+  if (tau < 0 || !std::isfinite(float(tau)) || (tau > 0 && !(float(tau) >= kMinTemperature)))
+    throw UsageError(fmt::format("invalid value '{}' for --temperature: must be 0 (greedy) or in [2^-64, 3.4e38] "
+                                 "(finite in fp32, at least {})",
+                                 *args.get("temperature"), kMinTemperature));
   c.temperature = float(tau);
   c.seed = args.get_u64("seed", 42);
   c.iters = int(args.get_int("iters", 20, 1, 1000000));

@@ -2,6 +2,10 @@
 // one place errors become messages and exit codes (cli_args.hpp).
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -36,10 +40,17 @@ constexpr const char* kHelp =
     "\n"
     "exit codes: 0 ok, 1 library error, 2 bad command line, 3 demo sample mismatch\n";
 
-}  // namespace
+// Output to stdout is buffered: a write that failed (a full disk, a closed
+// pipe) shows only when it is flushed, and must not end in exit code 0.
+int flush_stdout(int rc) {
+  std::cout.flush();
+  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout;
+  if (!failed) return rc;
+  fmt::print(stderr, "error: cannot write to standard output: {}\n", std::strerror(errno));
+  return rc == kExitOk ? kExitError : rc;
+}
 
-int main(int argc, char** argv) {
-  const std::vector<std::string> all(argv + 1, argv + argc);
+int run(const std::vector<std::string>& all) {
   if (all.empty()) {
     fmt::print(stderr, "{}", kHelp);
     return kExitUsage;
@@ -81,3 +92,7 @@ int main(int argc, char** argv) {
     return kExitError;
   }
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return flush_stdout(run(std::vector<std::string>(argv + 1, argv + argc))); }

@@ -29,13 +29,19 @@ struct SamplerOptions {
   std::optional<KernelSpec> spec;
 };
 
+// The smallest positive temperature a row may have, 2^-64 (docs/rng.md
+// section 5): below it l / tau overflows fp32 for ordinary logits.
+inline constexpr float kMinTemperature = 0x1p-64f;
+
 struct SampleArgs {
   const void* weights = nullptr;        // device [V, d], row-major, 16-byte aligned
   const void* hidden_states = nullptr;  // device [N, d], row-major, 16-byte aligned
   std::int64_t rows = 0;                // N >= 1
   // Temperature: per-row device array [N] (float), or the scalar for all rows.
-  // 0 means greedy (argmax). Scalars must be finite and >= 0; a row whose
-  // device temperature is negative, NaN or inf gets index -1.
+  // 0 means greedy (argmax); otherwise finite and >= 2^-64 (5.42e-20: below
+  // it l / tau can overflow fp32). A scalar outside that throws; a row whose
+  // device temperature is outside it (negative, NaN, inf, (0, 2^-64)) gets
+  // index -1.
   const float* temperatures = nullptr;
   float temperature = 1.0f;
   // Seed and offset (e.g. the decode position): per-row device arrays [N], or

@@ -175,6 +175,7 @@ TEST(TuningDb, InvalidStoredSpecsAreSkipped) {
   fs::TuningDb db;
   db.record(key(kH200, 8), meas("bf16 sm_90 mma_sync tv100 tn8 td128 s4 w4x1", 1.0));  // invalid tile_v
   db.record(key(kH200, 8), meas("not a spec", 2.0));
+  db.record(key(kH200, 8), meas("bf16 sm_90 logits tv256 tn8 td64 s4 w4x1", 2.5));  // samples given logits only
   db.record(key(kH200, 8), meas("bf16 sm_90 mma_sync tv128 tn8 td64 s4 w4x1", 3.0));
   auto r = db.lookup(kH200, DType::bf16, 1000, 512, 8, Arch::sm_90);
   ASSERT_TRUE(r);

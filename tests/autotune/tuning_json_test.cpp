@@ -197,3 +197,45 @@ TEST(TuningJson, RefusesMismatchedTypesAndMissingFields) {
   doc["entries"][0]["configs"][0]["params"]["variant"] = 1;
   expect_refused_doc(doc, {"/entries/0/configs/0/params/variant", "expected a string"});
 }
+
+// Values that fit the JSON but not the fields (session 31; before, these were read wrapped, or escaped as an
+// untyped nlohmann exception without the file's name).
+TEST(TuningJson, RefusesNumbersOutOfRangeInsteadOfWrapping) {
+  // A number past a double: nlohmann throws out_of_range (406), not parse_error.
+  std::string text = sample_json().dump();
+  const std::string median = "\"median_us\":";
+  text.replace(text.find(median), median.size(), median + "1e400,\"x\":");
+  expect_refused(text, {"malformed JSON", "1e400"});
+  json doc = sample_json();
+  doc["entries"][0]["multiprocessors"] = std::uint64_t(4294967296);  // was stored as 0
+  expect_refused_doc(doc, {"/entries/0/multiprocessors", "<= 2147483647"});
+  doc = sample_json();
+  doc["entries"][0]["multiprocessors"] = std::uint64_t(4294967428);  // was read as 132
+  expect_refused_doc(doc, {"/entries/0/multiprocessors", "<= 2147483647"});
+  doc = sample_json();
+  doc["environment"]["multiprocessors"] = std::int64_t(99999999999);
+  expect_refused_doc(doc, {"/environment/multiprocessors", "<= 2147483647"});
+  doc = sample_json();
+  doc["entries"][0]["multiprocessors"] = std::uint64_t(18446744073709551615ull);
+  expect_refused_doc(doc, {"/entries/0/multiprocessors", "<="});
+  doc = sample_json();
+  doc["entries"][0]["compute_capability"] = "4294967305.0";  // was read as 9.0
+  expect_refused_doc(doc, {"/entries/0/compute_capability", "4294967305.0"});
+  for (const char* cc : {"9.", ".0", "9.0x", "9..0", " 9.0", "9"}) {
+    doc = sample_json();
+    doc["entries"][0]["compute_capability"] = cc;
+    expect_refused_doc(doc, {"/entries/0/compute_capability", "bad compute capability"});
+  }
+  doc = sample_json();
+  doc["entries"][0]["vocab"] = std::int64_t(1) << 40;  // vocab and d_model are 64-bit: accepted
+  EXPECT_NO_THROW(fs::tuning_db_from_json(doc.dump(), "test.json"));
+}
+
+// A `logits` spec samples given logits: as a tuning entry the Sampler would
+// launch it on W and H (session 31: imported, and picked by tuned_spec).
+TEST(TuningJson, RefusesSpecsThatDoNotComputeTheMatmul) {
+  json doc = sample_json();
+  doc["entries"][0]["configs"][0]["spec"] = "bf16 sm_90 logits tv256 tn8 td64 s4 w4x1";
+  doc["entries"][0]["configs"][0].erase("params");
+  expect_refused_doc(doc, {"/entries/0/configs/0/spec", "fused variant"});
+}

@@ -64,6 +64,44 @@ TEST_F(TuningStoreTest, CorruptDatabaseIsIgnoredWithAWarningAndRewritten) {
   EXPECT_EQ(fs::load_tuning_db(path).entries().size(), 1u);
 }
 
+// Session 31: a number past a double (nlohmann's out_of_range, not a parse
+// error) escaped load_tuning_db, so `info`, `export` and `import` all failed
+// and the file was never rewritten; a directory in the file's place threw
+// from the read.
+TEST_F(TuningStoreTest, DatabaseThatCannotBeReadIsIgnoredAndRewritten) {
+  const fsys::path path = dir_ / "tuning.json";
+  fs::TuningDb a;
+  a.record(key8(), {kSpec, 10.0, 9.0, "t1"});
+  std::string text = fs::tuning_db_to_json(a);
+  const std::string median = "\"median_us\": 10.0";
+  ASSERT_NE(text.find(median), std::string::npos) << text;
+  text.replace(text.find(median), median.size(), "\"median_us\": 1e400");
+  write_text(path, text);
+  ::testing::internal::CaptureStderr();
+  fs::TuningDb loaded;
+  EXPECT_NO_THROW(loaded = fs::load_tuning_db(path));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(loaded.empty());
+  EXPECT_NE(err.find(path.string()), std::string::npos) << err;
+  EXPECT_NE(err.find("1e400"), std::string::npos) << err;
+  ASSERT_TRUE(fs::save_tuning_db(a, path));
+  EXPECT_EQ(fs::load_tuning_db(path).entries().size(), 1u);
+
+  const fsys::path as_dir = dir_ / "sub" / "tuning.json";
+  fsys::create_directories(as_dir);
+  ::testing::internal::CaptureStderr();
+  EXPECT_NO_THROW(loaded = fs::load_tuning_db(as_dir));
+  const std::string err2 = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(loaded.empty());
+  EXPECT_NE(err2.find("is a directory"), std::string::npos) << err2;
+  try {
+    fs::import_tuning_file(as_dir);
+    ADD_FAILURE() << "imported a directory";
+  } catch (const fs::FileError& e) {
+    EXPECT_NE(std::string(e.what()).find(as_dir.string() + ": it is a directory"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(TuningStoreTest, TunedSpecReadsTheCacheDirDatabase) {
   EXPECT_EQ(fs::tuned_spec(kGpu, fs::DType::bf16, 32000, 4096, 5, fs::Arch::sm_89).level,
             fs::MatchLevel::builtin_default);

@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -144,6 +145,22 @@ TEST_F(CacheDirTest, CorruptFilesAreIgnoredWithOneWarningAndRebuilt) {
     EXPECT_TRUE(same(*back, k));
   }
   EXPECT_THROW(fs::decode_module(bytes, hex_key(999)), fs::FileError);
+}
+
+// Session 31: a directory where a module file belongs made the read throw
+// (std::ios_base::failure), and the compile failed instead of going on
+// uncached.
+TEST_F(CacheDirTest, DirectoryInPlaceOfAModuleIsAMiss) {
+  const fs::DiskCache cache(dir_);
+  auto k = fake_kernel(1);
+  k.cache_key = hex_key(300);
+  fsys::create_directories(cache.module_path(k.cache_key));
+  ::testing::internal::CaptureStderr();
+  std::optional<fs::CompiledKernel> got;
+  EXPECT_NO_THROW(got = cache.load(k.cache_key));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(got.has_value());
+  EXPECT_NE(err.find("is a directory"), std::string::npos) << err;
 }
 
 TEST_F(CacheDirTest, LoadOrCompileUsesDiskAndRebuildsCorruptEntries) {

@@ -83,6 +83,11 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, m, 128, 16, 64, 4, 0, 1), false, {"warps_m"}},
       {spec(b, m, 128, 16, 64, 4, 4, 0), false, {"warps_n"}},
       {spec(b, m, 128, 16, 64, 4, 8, 4), false, {"warps_m * warps_n"}},
+      // Factors whose product overflows an int: 65536 x 65536 wrapped to 0, passed, and the simt check then
+      // divided by it (SIGFPE); 2^31 - 1 x 2 wrapped negative.
+      {spec(f, s, 128, 64, 32, 3, 65536, 65536), false, {"warps_m * warps_n"}},
+      {spec(b, m, 128, 16, 64, 4, 2147483647, 2), false, {"warps_m * warps_n"}},
+      {spec(b, Variant::logits, 128, 16, 64, 4, 65536, 65536), false, {"warps_m * warps_n"}},
       {spec(b, m, 128, 16, 64, 1, 4, 1), false, {"stages"}},
       {spec(b, m, 128, 16, 64, 0, 4, 1), false, {"stages"}},
       {spec(b, m, 128, 16, 64, 64, 4, 1), false, {"stages"}},

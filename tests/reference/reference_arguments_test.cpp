@@ -7,12 +7,14 @@
 // chose, never taken from the sampler.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
 #include <iterator>
 #include <limits>
 
 #include "fusedsample/errors.hpp"
 #include "fusedsample/reference.hpp"
+#include "fusedsample/sampler.hpp"
 #include "tests/support/reference_problem.hpp"
 
 namespace fs = fusedsample;
@@ -26,11 +28,15 @@ using namespace fusedsample::testing::reference_tests;
 TEST(ReferenceTemperature, InvalidTemperatureGivesMinusOne) {
   Problem p(6);
   p.set_column(0, {0, 1, 2, 3, 4, 5});
+  // Positive below 2^-64 too (session 31: at 1e-39, 1/tau is inf, every
+  // positive logit scored +inf and token 1, the lowest of them, won).
   const float bad[] = {-1.0f, -0.0001f, -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
-                       std::numeric_limits<float>::infinity()};
+                       std::numeric_limits<float>::infinity(), 1e-39f, std::numeric_limits<float>::denorm_min(), 1e-30f,
+                       std::nextafter(fs::kMinTemperature, 0.0f)};
   for (float t : bad) p.add_row(0, t, 1, 2);
   p.add_row(0, 1.0f, 1, 2);  // a valid row between/after invalid ones is unaffected
   p.add_row(0, -0.0f, 1, 2);  // -0 == 0: greedy
+  p.add_row(0, fs::kMinTemperature, 1, 2);  // the smallest valid: 5 * 2^64 is finite, the noise negligible
   const int S = 3;
   const auto r = p.run(S);
   for (std::size_t n = 0; n < std::size(bad); ++n)
@@ -38,6 +44,7 @@ TEST(ReferenceTemperature, InvalidTemperatureGivesMinusOne) {
   for (int s = 0; s < S; ++s) {
     EXPECT_GE(r[std::size(bad) * S + s].index, 0);
     EXPECT_EQ(r[(std::size(bad) + 1) * S + s].index, 5);
+    EXPECT_EQ(r[(std::size(bad) + 2) * S + s].index, 5);
   }
 }
 

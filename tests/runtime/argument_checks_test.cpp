@@ -3,6 +3,7 @@
 // dereference pointers, so fake addresses stand in for device memory.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -162,6 +163,8 @@ TEST(ArgumentChecks, ValidArgsPass) {
   a = good_args();
   a.temperature = std::numeric_limits<float>::max();
   EXPECT_NO_THROW(check_args(good_options(), a));
+  a.temperature = fs::kMinTemperature;  // 2^-64, the smallest positive temperature
+  EXPECT_NO_THROW(check_args(good_options(), a));
 }
 
 TEST(ArgumentChecks, NullPointers) {
@@ -232,6 +235,13 @@ TEST(ArgumentChecks, BadScalarTemperature) {
   expect_bad_args(a, {"temperature", "infinite"}, "+inf temperature");
   a.temperature = -std::numeric_limits<float>::infinity();
   expect_bad_args(a, {"temperature"}, "-inf temperature");
+  // Positive below 2^-64: l / tau overflows fp32 (session 31: 1e-39 sampled
+  // token 0 for every row with a positive logit).
+  for (const float tiny : {1e-39f, std::numeric_limits<float>::denorm_min(), 1e-30f,
+                           std::nextafter(fs::kMinTemperature, 0.0f)}) {
+    a.temperature = tiny;
+    expect_bad_args(a, {"temperature", "2^-64"}, "tiny positive temperature");
+  }
 }
 
 TEST(ArgumentChecks, BadIndexType) {

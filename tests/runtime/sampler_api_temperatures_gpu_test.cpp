@@ -1,5 +1,5 @@
 // sampler_api_temperatures_gpu_test.cpp: invalid temperatures on a GPU: a
-// row whose per-row temperature is negative, NaN or infinite gets -1, and
+// row whose per-row temperature is negative, NaN, infinite or below 2^-64 gets -1, and
 // such a scalar temperature throws before anything is launched.
 #include <gtest/gtest.h>
 
@@ -21,13 +21,16 @@ namespace {
 
 using namespace testing::sampler_api_tests;
 
-// A row whose device temperature is negative, NaN or infinite gets -1 (every
-// sample, int64 and int32); the other rows, greedy ones included, are sampled
-// normally and match the reference.
+// A row whose device temperature is negative, NaN, infinite or positive
+// below 2^-64 gets -1 (every sample, int64 and int32); the other rows, greedy
+// ones included, are sampled normally and match the reference.
 TEST_F(SamplerApiGpu, InvalidTemperatureRowsGetMinusOne) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> temps{1.0f, -1.0f, nan, inf, 0.0f, 0.5f, -0.0f, -inf, 2.0f, -1e-30f, 0.8f};
-  const std::vector<bool> invalid{false, true, true, true, false, false, false, true, false, true, false};
+  // Positive below 2^-64 is invalid too (1e-39: 1/tau is inf); 2^-64 itself is sampled.
+  const std::vector<float> temps{1.0f, -1.0f, nan, inf, 0.0f, 0.5f, -0.0f, -inf, 2.0f, -1e-30f, 0.8f,
+                                 1e-39f, 1e-30f, kMinTemperature};
+  const std::vector<bool> invalid{false, true, true, true, false, false, false, true, false, true, false,
+                                  true, true, false};
   const std::int64_t N = std::int64_t(temps.size());
   const Problem pb(DType::bf16, rng, 5003, 136, N);
   Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
@@ -66,14 +69,15 @@ TEST_F(SamplerApiGpu, InvalidTemperatureRowsGetMinusOne) {
   testing::compare_with_reference(got, ref, pb.V, S, "invalid temperatures");
 }
 
-// Scalar temperatures are checked on the host: negative, NaN and infinite
-// ones throw InvalidArgument before anything is launched.
+// Scalar temperatures are checked on the host: negative, NaN, infinite and
+// positive below 2^-64 ones throw InvalidArgument before anything is launched.
 TEST_F(SamplerApiGpu, InvalidScalarTemperatureThrows) {
   const Problem pb(DType::bf16, rng, 1000, 64, 4);
   Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
   DeviceMemory out(std::size_t(pb.N) * 8);
   testing::poison(out);
-  for (const float t : {-1.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+  for (const float t : {-1.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 1e-39f,
+                        1e-30f}) {
     SampleArgs a = pb.args(out, 1);
     a.temperature = t;
     EXPECT_THROW(sampler.sample(a, nullptr), InvalidArgument) << "temperature " << t;

@@ -1,0 +1,93 @@
+// cli_bad_input_test.cpp: the `fusedsample` tool given input that once
+// crashed it, was read wrapped, or ended in exit code 0 (session 31's review):
+// each now ends in a message naming the problem and a non-zero exit code.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/cli_runner.hpp"
+
+namespace {
+
+using fusedsample::testing::run_cli;
+using fusedsample::testing::run_command;
+namespace fsys = std::filesystem;
+
+class CliBadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fsys::temp_directory_path() / (std::string("fs-cli-bad-") + info->name() + "-" + std::to_string(::getpid()));
+    fsys::remove_all(dir_);
+    fsys::create_directories(dir_);
+  }
+  void TearDown() override { fsys::remove_all(dir_); }
+  fsys::path dir_;
+};
+
+// w65536x65536: the product wrapped to 0 in int, passed validation, and the
+// simt check divided by it (SIGFPE; the same through --spec, --warps, tune
+// --also, demo --spec and import).
+TEST_F(CliBadInput, WarpCountsWhoseProductOverflows) {
+  auto r = run_cli(dir_, "compile --spec 'fp32 sm_90 simt tv128 tn64 td32 s3 w65536x65536'");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("warps_m * warps_n"), std::string::npos) << r.output;
+  r = run_cli(dir_, "compile --dtype fp32 --warps 65536x65536");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("warps_m * warps_n"), std::string::npos) << r.output;
+  // sscanf's %d read 4294967300 as 4: accepted as w4x1.
+  r = run_cli(dir_, "compile --dtype fp32 --warps 4294967300x1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--warps"), std::string::npos) << r.output;
+  for (const char* bad : {"4x", "x1", "4x1x", "4y1", "-4x1", "4x-1", "0x1"}) {
+    r = run_cli(dir_, std::string("compile --dtype fp32 --warps '") + bad + "'");
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.output;
+  }
+}
+
+// A temperature too small for fp32's range was sampled (1e-39: every positive
+// logit scored +inf) or read as greedy (1e-50 rounds to 0).
+TEST_F(CliBadInput, TemperatureBelowTheSmallestSupported) {
+  for (const char* tau : {"1e-39", "1e-50", "1e-30"}) {
+    const auto r = run_cli(dir_, std::string("demo --vocab 1000 --hidden 64 --temperature ") + tau);
+    EXPECT_EQ(r.code, 2) << tau << ": " << r.output;
+    EXPECT_NE(r.output.find("2^-64"), std::string::npos) << r.output;
+  }
+}
+
+// A number past a double in a tuning file: the error named neither the file
+// nor the field; in the cache's tuning.json it stopped every command.
+TEST_F(CliBadInput, TuningFileWithAnOutOfRangeNumber) {
+  const fsys::path cache = dir_ / "cache";
+  const fsys::path bad = dir_ / "bad.json";
+  std::ofstream(bad) << R"({"schema": "fusedsample-tuning", "version": 1, "entries": [], "x": 1e400})";
+  auto r = run_cli(cache, "import '" + bad.string() + "'");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find(bad.string()), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1e400"), std::string::npos) << r.output;
+  fsys::create_directories(cache);
+  fsys::copy_file(bad, cache / "tuning.json");
+  r = run_cli(cache, "export");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("ignoring corrupt tuning database"), std::string::npos) << r.output;
+  r = run_cli(dir_, "import '" + dir_.string() + "'");  // a directory
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("is a directory"), std::string::npos) << r.output;
+}
+
+// Output that could not be written (a full disk) ended in exit code 0.
+TEST_F(CliBadInput, StdoutThatCannotBeWritten) {
+  if (!fsys::exists("/dev/full")) GTEST_SKIP() << "this machine has no /dev/full";
+  const std::string cli = "FUSEDSAMPLE_CACHE_DIR='" + dir_.string() + "' '" FUSEDSAMPLE_CLI "'";
+  for (const char* args : {"export", "compile --spec 'bf16 sm_90 mma_sync tv128 tn8 td128 s2 w4x1' --emit source",
+                           "--help"}) {
+    const auto r = run_command("(" + cli + " " + args + " >/dev/full)");
+    EXPECT_EQ(r.code, 1) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("cannot write to standard output"), std::string::npos) << args << ": " << r.output;
+  }
+}
+
+}  // namespace
