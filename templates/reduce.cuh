@@ -2,8 +2,8 @@
 // winners into p.best (atomic max of packed candidates); the last block to
 // finish writes each (row, sample)'s index and zeroes p.best, p.done (and
 // p.leads, the register epilogue's count) for the next launch. Rows with an
-// invalid temperature (negative, NaN, inf) or no candidate (all scores NaN)
-// get index -1.
+// invalid temperature (negative, NaN, inf, positive below 2^-64) or no
+// candidate (all scores NaN) get index -1.
 #pragma once
 #include "fs_params.cuh"
 

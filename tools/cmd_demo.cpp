@@ -205,7 +205,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
       .option("rows", "N", "batch rows (hidden states)", "8")
       .option("dtype", "T", "storage type of W and H: bf16, fp16, fp32", "bf16")
       .option("samples", "S", "independent samples per row", "1")
-      .option("temperature", "TAU", "sampling temperature, >= 0 (0 = greedy)", "1.0")
+      .option("temperature", "TAU", "sampling temperature: 0 (greedy) or >= 2^-64", "1.0")
       .option("seed", "SEED", "seed of the random inputs and of the sampler's noise", "42")
       .option("iters", "N", "timed calls", "20")
       .option("check-rows", "N",
