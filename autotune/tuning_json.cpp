@@ -15,12 +15,12 @@
 // dtype/arch names all throw FileError naming the source and the JSON path.
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "compiler/int_pair.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuning_db.hpp"
 
@@ -90,16 +90,9 @@ struct Checker {
   }
   std::pair<int, int> cc(const json& v, const std::string& path) const {
     const std::string s = str(v, path);
-    // from_chars, not sscanf: "4294967305.0" must not wrap to 9.0.
-    int major = 0, minor = 0;
-    const char* const end = s.data() + s.size();
-    const auto [dot, e1] = std::from_chars(s.data(), end, major);
-    bool ok = e1 == std::errc() && dot != s.data() && dot < end && *dot == '.' && dot + 1 < end;
-    if (ok) {
-      const auto [tail, e2] = std::from_chars(dot + 1, end, minor);
-      ok = e2 == std::errc() && tail == end;
-    }
-    if (!ok) fail(path, fmt::format("bad compute capability '{}' (want e.g. \"9.0\")", s));
+    const auto mm = detail::parse_int_pair(s, '.');
+    if (!mm) fail(path, fmt::format("bad compute capability '{}' (want e.g. \"9.0\")", s));
+    const auto [major, minor] = *mm;
     try {
       arch_for_compute_capability(major, minor);
     } catch (const Error& e) {

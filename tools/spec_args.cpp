@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include <tuple>
 
+#include "compiler/int_pair.hpp"
 #include "fusedsample/errors.hpp"
 
 namespace fusedsample::cli {
@@ -94,19 +95,10 @@ KernelSpec spec_from_args(const Args& args) {
   s.stages = int(args.get_int("stages", s.stages, 1, big));
   s.cluster = int(args.get_int("cluster", s.cluster, 1, big));
   if (const auto w = args.get("warps")) {
-    // from_chars, not sscanf's %d: 4294967300x1 must not wrap to 4x1.
-    int m = 0, n = 0;
-    const char *const begin = w->data(), *const end = begin + w->size();
-    const auto [x, e1] = std::from_chars(begin, end, m);
-    bool ok = e1 == std::errc() && x != begin && x < end && *x == 'x';
-    if (ok) {
-      const auto [tail, e2] = std::from_chars(x + 1, end, n);
-      ok = e2 == std::errc() && tail == end && tail != x + 1;
-    }
-    if (!ok || m < 1 || n < 1)
+    const auto mn = detail::parse_int_pair(*w, 'x');  // 4294967300x1 is refused, not read as 4x1
+    if (!mn || mn->first < 1 || mn->second < 1)
       throw UsageError(fmt::format("invalid value '{}' for --warps: expected MxN, e.g. 4x1", *w));
-    s.warps_m = m;
-    s.warps_n = n;
+    std::tie(s.warps_m, s.warps_n) = *mn;
   }
   try {
     s.validate();

@@ -53,12 +53,17 @@ struct Problem {
     dw = to_device(w);
     dh = to_device(h);
   }
-  SampleArgs args(const DeviceMemory& out, int S, IndexType type = IndexType::int64) const {
+  // The call's arguments without an output (sample_both_index_types sets it).
+  SampleArgs args(int S) const {
     SampleArgs a;
     a.weights = dw.as<const void>();
     a.hidden_states = dh.as<const void>();
     a.rows = N;
     a.num_samples = S;
+    return a;
+  }
+  SampleArgs args(const DeviceMemory& out, int S, IndexType type = IndexType::int64) const {
+    SampleArgs a = args(S);
     a.out = out.as<void>();
     a.index_type = type;
     return a;
@@ -72,6 +77,27 @@ std::vector<std::int64_t> run64(std::size_t n, F&& call) {
   testing::poison(out);
   call(out);
   return from_device<std::int64_t>(out, n);
+}
+
+// The call `a` (its out and index_type replaced) into fresh poisoned int64
+// and int32 outputs of n elements, in that order; both results, the int32
+// one widened.
+struct IndexOutputs {
+  std::vector<std::int64_t> i64, i32;
+};
+inline IndexOutputs sample_both_index_types(Sampler& sampler, SampleArgs a, std::size_t n) {
+  DeviceMemory out64(n * 8), out32(n * 4);
+  testing::poison(out64);
+  testing::poison(out32);
+  a.out = out64.as<void>();
+  a.index_type = IndexType::int64;
+  sampler.sample(a, nullptr);
+  a.out = out32.as<void>();
+  a.index_type = IndexType::int32;
+  sampler.sample(a, nullptr);
+  IndexOutputs r{from_device<std::int64_t>(out64, n), {}};
+  for (std::int32_t v : from_device<std::int32_t>(out32, n)) r.i32.push_back(v);
+  return r;
 }
 
 inline std::size_t count_differences(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
