@@ -68,25 +68,36 @@ const Measurement* TuningEntry::best() const {
   return best;
 }
 
+namespace {
+
+// One string per key for the hashed indexes: every field, separated by a
+// byte that no GPU name, spec or number holds.
+std::string index_key(const TuningKey& k) {
+  return fmt::format("{}\x1f{}\x1f{}.{}\x1f{}\x1f{}\x1f{}\x1f{}", k.device.name, k.device.multiprocessors,
+                     k.device.cc_major, k.device.cc_minor, to_string(k.dtype), k.vocab, k.d_model, k.bucket);
+}
+
+std::string index_key(const std::string& entry_key, const Measurement& m) {
+  return fmt::format("{}\x1e{}\x1e{}", entry_key, m.spec, to_string(m.method));
+}
+
+}  // namespace
+
 const TuningEntry* TuningDb::find(const TuningKey& key) const {
-  for (const auto& e : entries_)
-    if (e.key == key) return &e;
-  return nullptr;
+  const auto it = entry_at_.find(index_key(key));
+  return it == entry_at_.end() ? nullptr : &entries_[it->second];
 }
 
 void TuningDb::record(const TuningKey& key, const Measurement& m) {
-  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const TuningEntry& e) { return e.key == key; });
-  if (it == entries_.end()) {
-    entries_.push_back(TuningEntry{key, {m}});
-    return;
-  }
-  for (auto& old : it->configs) {
-    if (old.spec == m.spec && old.method == m.method) {
-      if (m.median_us < old.median_us) old = m;
-      return;
-    }
-  }
-  it->configs.push_back(m);
+  const std::string ek = index_key(key);
+  const auto [e, new_entry] = entry_at_.try_emplace(ek, entries_.size());
+  if (new_entry) entries_.push_back(TuningEntry{key, {}});
+  std::vector<Measurement>& configs = entries_[e->second].configs;
+  const auto [c, new_config] = config_at_.try_emplace(index_key(ek, m), configs.size());
+  if (new_config)
+    configs.push_back(m);
+  else if (m.median_us < configs[c->second].median_us)
+    configs[c->second] = m;
 }
 
 void TuningDb::merge(const TuningDb& other) {

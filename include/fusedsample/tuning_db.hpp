@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "fusedsample/kernel_spec.hpp"
@@ -97,6 +98,7 @@ class TuningDb {
   bool empty() const { return entries_.empty(); }
 
   // Adds one measurement; keeps the faster (smaller median) per (key, spec, method).
+  // Constant time on average (hashed indexes), so imports grow linearly.
   void record(const TuningKey& key, const Measurement& m);
   // Merges every measurement of `other` with record(). Keeps this environment
   // unless it is empty.
@@ -115,6 +117,10 @@ class TuningDb {
 
  private:
   std::vector<TuningEntry> entries_;
+  // Where each key's entry is in entries_, and each (key, spec, method)'s
+  // measurement in its entry's configs (keys: tuning_db.cpp's index_key).
+  std::unordered_map<std::string, std::size_t> entry_at_;
+  std::unordered_map<std::string, std::size_t> config_at_;
 };
 
 // The built-in table (measured winners, see autotune/builtin_tuning.cpp).

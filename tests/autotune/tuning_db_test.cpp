@@ -69,6 +69,64 @@ TEST(TuningDb, RecordKeepsEveryConfigAndTheFasterPerSpec) {
   EXPECT_EQ(e.best()->spec, b);
 }
 
+// Keys that differ in any one field are different entries, and every
+// (key, spec, method) keeps its own measurement, however many there are (the
+// index behind record() and find()).
+TEST(TuningDb, EveryKeyFieldAndMethodSeparatesEntries) {
+  const std::string a = "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1";
+  const fs::TuningKey base = key(kH200, 8);
+  std::vector<fs::TuningKey> keys(8, base);
+  keys[1].device.name = "NVIDIA H200 NVL";
+  keys[2].device.multiprocessors = 114;
+  keys[3].device.cc_major = 10;
+  keys[4].device.cc_minor = 1;
+  keys[5].dtype = DType::fp16;
+  keys[6].vocab += 1;
+  keys[7].d_model += 1;
+  keys.push_back(base);
+  keys.back().bucket += 1;
+  fs::TuningDb db;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    db.record(keys[i], meas(a, 10.0 + double(i)));
+    db.record(keys[i], meas(a, 50.0 + double(i), 0, fs::TimingMethod::interleaved));
+  }
+  ASSERT_EQ(db.entries().size(), keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const fs::TuningEntry* e = db.find(keys[i]);
+    ASSERT_NE(e, nullptr) << i;
+    EXPECT_EQ(e->key, keys[i]);
+    ASSERT_EQ(e->configs.size(), 2u) << i;
+    EXPECT_EQ(e->configs[0].median_us, 10.0 + double(i));
+    EXPECT_EQ(e->configs[1].median_us, 50.0 + double(i));
+  }
+  fs::TuningKey absent = base;
+  absent.vocab += 2;
+  EXPECT_EQ(db.find(absent), nullptr);
+}
+
+TEST(TuningDb, ManyEntriesKeepTheFasterPerSpecAfterCopyAndMerge) {
+  constexpr int kEntries = 20000;
+  const std::string a = "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1";
+  const std::string b = "bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1";
+  fs::TuningDb db;
+  for (int i = 0; i < kEntries; ++i) {
+    db.record(key(kH200, 1, 1000 + i), meas(a, 30.0));
+    db.record(key(kH200, 1, 1000 + i), meas(b, 40.0));
+  }
+  fs::TuningDb faster;
+  for (int i = 0; i < kEntries; i += 2) faster.record(key(kH200, 1, 1000 + i), meas(b, 20.0));
+  fs::TuningDb copy = db;  // the copy's indexes point into its own entries
+  copy.merge(faster);
+  ASSERT_EQ(copy.entries().size(), std::size_t(kEntries));
+  for (int i = 0; i < kEntries; ++i) {
+    const fs::TuningEntry* e = copy.find(key(kH200, 1, 1000 + i));
+    ASSERT_NE(e, nullptr) << i;
+    ASSERT_EQ(e->configs.size(), 2u) << i;
+    EXPECT_EQ(e->best()->spec, i % 2 == 0 ? b : a) << i;
+  }
+  EXPECT_EQ(db.find(key(kH200, 1, 1000))->best()->spec, a);  // the original is untouched
+}
+
 TEST(TuningDb, MergeKeepsTheFasterMeasurement) {
   const std::string a = "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1";
   const std::string b = "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1";
