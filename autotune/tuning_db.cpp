@@ -70,15 +70,16 @@ const Measurement* TuningEntry::best() const {
 
 namespace {
 
-// One string per key for the hashed indexes: every field, separated by a
-// byte that no GPU name, spec or number holds.
+// One string per key for the hashed indexes. The GPU name and the spec come
+// from files and may hold any byte, so each is prefixed by its length: two
+// keys give the same string only if every field is equal.
 std::string index_key(const TuningKey& k) {
-  return fmt::format("{}\x1f{}\x1f{}.{}\x1f{}\x1f{}\x1f{}\x1f{}", k.device.name, k.device.multiprocessors,
+  return fmt::format("{}:{}|{}|{}.{}|{}|{}|{}|{}", k.device.name.size(), k.device.name, k.device.multiprocessors,
                      k.device.cc_major, k.device.cc_minor, to_string(k.dtype), k.vocab, k.d_model, k.bucket);
 }
 
 std::string index_key(const std::string& entry_key, const Measurement& m) {
-  return fmt::format("{}\x1e{}\x1e{}", entry_key, m.spec, to_string(m.method));
+  return fmt::format("{}|{}:{}|{}", entry_key, m.spec.size(), m.spec, to_string(m.method));
 }
 
 }  // namespace

@@ -104,6 +104,22 @@ TEST(TuningDb, EveryKeyFieldAndMethodSeparatesEntries) {
   EXPECT_EQ(db.find(absent), nullptr);
 }
 
+// A GPU name or spec read from a file may hold any byte. Joined with a plain
+// separator, these two (key, spec) pairs would give the same string: the
+// second record() would then update a config its entry does not have.
+TEST(TuningDb, NamesAndSpecsHoldingSeparatorsStayApart) {
+  fs::TuningKey a{{"G", 1, 9, 0}, DType::bf16, 10, 20, 3}, b = a;
+  b.device.name = "G|1|9.0|bf16|10|20|3|P";
+  fs::TuningDb db;
+  db.record(a, meas("P|1|9.0|bf16|10|20|3|Q", 1.0));
+  db.record(b, meas("Q", 2.0));
+  ASSERT_EQ(db.entries().size(), 2u);
+  ASSERT_EQ(db.find(a)->configs.size(), 1u);
+  EXPECT_EQ(db.find(a)->configs[0].median_us, 1.0);
+  ASSERT_EQ(db.find(b)->configs.size(), 1u);
+  EXPECT_EQ(db.find(b)->configs[0].median_us, 2.0);
+}
+
 TEST(TuningDb, ManyEntriesKeepTheFasterPerSpecAfterCopyAndMerge) {
   constexpr int kEntries = 20000;
   const std::string a = "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1";
