@@ -21,12 +21,9 @@ import math
 import random
 import sys
 
+from group_size_mc import gumbel  # the same standard Gumbel draw (scripts/ is on the path of a script run from it)
+
 BLOCKS = (64, 128, 256)
-
-
-def gumbel(rnd):
-    return -math.log(-math.log(rnd.random() or 5e-324))
-
 
 def main():
     rows = int(sys.argv[1]) if len(sys.argv) > 1 else 8
@@ -43,7 +40,7 @@ def main():
             for _ in range(rows):
                 best = -math.inf
                 lmax16, gmax16 = [], []
-                for g0 in range(0, vocab, 16):
+                for _group in range(vocab // 16):
                     lm = gm = -math.inf
                     for _v in range(16):
                         l = rnd.gauss(0.0, sd)
