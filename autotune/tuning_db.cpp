@@ -1,6 +1,6 @@
 // tuning_db.cpp: the in-memory tuning database: batch buckets, recording
-// and merging measurements, and the exact-device -> same-arch -> default
-// lookup.
+// and merging measurements, and the lookup: this GPU model and shape -> this
+// GPU model, the closest tuned shape -> the same compute capability -> default.
 #include "fusedsample/tuning_db.hpp"
 
 #include <fmt/format.h>
@@ -36,6 +36,7 @@ int parse_batch_bucket(std::string_view label) {
 std::string_view to_string(MatchLevel level) {
   switch (level) {
     case MatchLevel::exact_device: return "exact_device";
+    case MatchLevel::nearest_shape: return "nearest_shape";
     case MatchLevel::same_arch: return "same_arch";
     case MatchLevel::builtin_default: return "builtin_default";
   }
@@ -130,52 +131,78 @@ std::optional<KernelSpec> best_valid(const TuningEntry& e, Arch arch) {
   return std::nullopt;
 }
 
+// Whether entry key k may answer at `level` (nearest_shape or same_arch) for
+// this device, dtype and bucket.
+bool admits(MatchLevel level, const TuningKey& k, const DeviceIdentity& device, DType dtype, int bucket) {
+  if (k.dtype != dtype || k.bucket != bucket) return false;
+  if (level == MatchLevel::nearest_shape) return k.device == device;
+  return level == MatchLevel::same_arch && k.device.cc_major == device.cc_major && k.device.cc_minor == device.cc_minor;
+}
+
+// The entries of `dbs` (in order) that may answer at `level`, the same V and
+// d first, then the closest problem size |log(V*d / V'*d')|; ties keep the
+// order of `dbs` and of their entries.
+std::vector<const TuningEntry*> shape_candidates(std::initializer_list<const TuningDb*> dbs, MatchLevel level,
+                                                 const DeviceIdentity& device, DType dtype, std::int64_t vocab,
+                                                 std::int64_t d_model, int bucket) {
+  const auto log_size = [](std::int64_t v, std::int64_t d) {
+    return std::log(double(std::max<std::int64_t>(v, 1)) * double(std::max<std::int64_t>(d, 1)));
+  };
+  const double want = log_size(vocab, d_model);
+  std::vector<std::pair<double, const TuningEntry*>> found;
+  for (const TuningDb* db : dbs)
+    for (const auto& e : db->entries()) {
+      const auto& k = e.key;
+      if (!admits(level, k, device, dtype, bucket)) continue;
+      const bool same_shape = k.vocab == vocab && k.d_model == d_model;
+      found.emplace_back(same_shape ? -1.0 : std::fabs(log_size(k.vocab, k.d_model) - want), &e);
+    }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const TuningEntry*> out;
+  for (const auto& f : found) out.push_back(f.second);
+  return out;
+}
+
+// The first of `dbs`' answers at `level`.
+std::optional<TunedSpec> lookup_in(std::initializer_list<const TuningDb*> dbs, MatchLevel level,
+                                   const DeviceIdentity& device, DType dtype, std::int64_t vocab,
+                                   std::int64_t d_model, std::int64_t rows, Arch arch) {
+  const int bucket = batch_bucket(rows);
+  if (level == MatchLevel::exact_device) {
+    for (const TuningDb* db : dbs)
+      if (const TuningEntry* e = db->find(TuningKey{device, dtype, vocab, d_model, bucket}))
+        if (auto s = best_valid(*e, arch)) return TunedSpec{*s, level};
+    return std::nullopt;
+  }
+  if (level != MatchLevel::nearest_shape && level != MatchLevel::same_arch) return std::nullopt;
+  for (const TuningEntry* e : shape_candidates(dbs, level, device, dtype, vocab, d_model, bucket))
+    if (auto s = best_valid(*e, arch)) return TunedSpec{*s, level};
+  return std::nullopt;
+}
+
+constexpr MatchLevel kLookupOrder[] = {MatchLevel::exact_device, MatchLevel::nearest_shape, MatchLevel::same_arch};
+
 }  // namespace
 
 std::optional<TunedSpec> TuningDb::lookup_at(MatchLevel level, const DeviceIdentity& device, DType dtype,
                                              std::int64_t vocab, std::int64_t d_model, std::int64_t rows,
                                              Arch arch) const {
-  const int bucket = batch_bucket(rows);
-  if (level == MatchLevel::exact_device) {
-    if (const TuningEntry* e = find(TuningKey{device, dtype, vocab, d_model, bucket}))
-      if (auto s = best_valid(*e, arch)) return TunedSpec{*s, level};
-    return std::nullopt;
-  }
-  if (level != MatchLevel::same_arch) return std::nullopt;
-  // Same compute capability, dtype and bucket: same V and d first, then the
-  // closest problem size (|log(V*d / V'*d')|).
-  std::vector<std::pair<double, const TuningEntry*>> candidates;
-  const double want = std::log(double(std::max<std::int64_t>(vocab, 1)) * double(std::max<std::int64_t>(d_model, 1)));
-  for (const auto& e : entries_) {
-    const auto& k = e.key;
-    if (k.device.cc_major != device.cc_major || k.device.cc_minor != device.cc_minor || k.dtype != dtype ||
-        k.bucket != bucket)
-      continue;
-    const bool same_shape = k.vocab == vocab && k.d_model == d_model;
-    const double dist =
-        same_shape ? -1.0 : std::fabs(std::log(double(std::max<std::int64_t>(k.vocab, 1)) *
-                                               double(std::max<std::int64_t>(k.d_model, 1))) - want);
-    candidates.emplace_back(dist, &e);
-  }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [dist, e] : candidates)
-    if (auto s = best_valid(*e, arch)) return TunedSpec{*s, level};
-  return std::nullopt;
+  return lookup_in({this}, level, device, dtype, vocab, d_model, rows, arch);
 }
 
 std::optional<TunedSpec> TuningDb::lookup(const DeviceIdentity& device, DType dtype, std::int64_t vocab,
                                           std::int64_t d_model, std::int64_t rows, Arch arch) const {
-  if (auto s = lookup_at(MatchLevel::exact_device, device, dtype, vocab, d_model, rows, arch)) return s;
-  return lookup_at(MatchLevel::same_arch, device, dtype, vocab, d_model, rows, arch);
+  for (MatchLevel level : kLookupOrder)
+    if (auto s = lookup_at(level, device, dtype, vocab, d_model, rows, arch)) return s;
+  return std::nullopt;
 }
 
 TunedSpec tuned_spec(const TuningDb& user, const DeviceIdentity& device, DType dtype, std::int64_t vocab,
                      std::int64_t d_model, std::int64_t rows, Arch arch) {
-  const TuningDb& builtin = builtin_tuning_db();
-  for (MatchLevel level : {MatchLevel::exact_device, MatchLevel::same_arch})
-    for (const TuningDb* db : {&user, &builtin})
-      if (auto s = db->lookup_at(level, device, dtype, vocab, d_model, rows, arch)) return *s;
+  // At each level the user's database and the built-in table are searched
+  // together: the user's entry first for the same shape, else the closer shape.
+  for (MatchLevel level : kLookupOrder)
+    if (auto s = lookup_in({&user, &builtin_tuning_db()}, level, device, dtype, vocab, d_model, rows, arch)) return *s;
   return TunedSpec{default_spec(dtype, arch, rows), MatchLevel::builtin_default};
 }
 

@@ -83,7 +83,13 @@ struct TuningEnvironment {
   std::string driver_version, cuda_version, nvrtc_version, generator_version;
 };
 
-enum class MatchLevel { exact_device, same_arch, builtin_default };
+// Where a tuned config came from, in lookup order: this GPU model and shape;
+// this GPU model, the tuned shape closest in V*d (the timings of one model
+// carry over between shapes better than between models: on an H200 the H100's
+// configs for its own shape ran 4-8 % slower at N <= 16, BENCHMARKS.md session
+// 33); any GPU of the same compute capability, the same shape first, then the
+// closest; default_spec().
+enum class MatchLevel { exact_device, nearest_shape, same_arch, builtin_default };
 std::string_view to_string(MatchLevel);
 
 struct TunedSpec {
@@ -105,13 +111,13 @@ class TuningDb {
   void merge(const TuningDb& other);
   const TuningEntry* find(const TuningKey& key) const;
 
-  // The best stored spec for the exact device, else for any device of the
-  // same compute capability (same V and d preferred, then the closest V*d);
-  // nullopt if neither. The spec's arch is set to `arch`; specs that do not
-  // validate for it are skipped.
+  // The best stored spec for this device and shape, else for this device and
+  // the closest V*d, else for any device of the same compute capability (same
+  // V and d preferred, then the closest V*d); nullopt if none. The spec's arch
+  // is set to `arch`; specs that do not validate for it are skipped.
   std::optional<TunedSpec> lookup(const DeviceIdentity& device, DType dtype, std::int64_t vocab,
                                   std::int64_t d_model, std::int64_t rows, Arch arch) const;
-  // One level only: exact_device or same_arch (builtin_default: nullopt).
+  // One level only: exact_device, nearest_shape or same_arch (builtin_default: nullopt).
   std::optional<TunedSpec> lookup_at(MatchLevel level, const DeviceIdentity& device, DType dtype, std::int64_t vocab,
                                      std::int64_t d_model, std::int64_t rows, Arch arch) const;
 
@@ -144,9 +150,11 @@ TuningDb load_tuning_db(const std::filesystem::path& path);
 // warning if the directory is not writable.
 bool save_tuning_db(const TuningDb& db, const std::filesystem::path& path);
 
-// What the sampler should run: user database (tuning.json in the cache dir,
-// re-read when it changes), then the built-in table, each exact device first
-// then same arch, then default_spec().
+// What the sampler should run: the user database (tuning.json in the cache
+// dir, re-read when it changes) and the built-in table, level by level
+// (MatchLevel: exact device and shape, this device's closest shape, same
+// arch), the user's entry first where both answer for the same shape, then
+// default_spec().
 TunedSpec tuned_spec(const DeviceIdentity& device, DType dtype, std::int64_t vocab, std::int64_t d_model,
                      std::int64_t rows, Arch arch);
 // The same with an explicit user database (tests, tools).

@@ -1,5 +1,6 @@
 // tuning_db_test.cpp: batch buckets, recording/merging measurements, and the
-// exact device -> same arch -> built-in default fallback.
+// exact device -> this device's closest shape -> same arch -> built-in default
+// fallback.
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/tuning_db.hpp"
 
@@ -243,6 +244,66 @@ TEST(TuningDb, SameArchPrefersSameShapeThenClosestSize) {
   r = db.lookup(other, DType::bf16, 120000, 4096, 32, Arch::sm_90);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec.to_string(), same);
+}
+
+// An untuned shape takes this GPU model's closest tuned shape before another
+// model's configs for the very shape: on an H200 the H100's table for
+// 128256 x 4096 (its small-shape configs, no l2p0) ran 1.06-1.10 x the floor
+// at N <= 8 and slower than the unfused pipeline at N <= 4, against 1.02-1.03
+// for the H200's own (BENCHMARKS.md session 33). Before session 33 the same
+// shape on any GPU of the architecture came first.
+TEST(TuningDb, ThisModelsClosestShapeBeforeAnotherModelsSameShape) {
+  const std::string h200_other_shape = "bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1";
+  const std::string h200_far_shape = "bf16 sm_90 mma_sync tv128 tn8 td128 s2 w4x1";
+  const std::string h100_same_shape = "bf16 sm_90 mma_sync tv128 tn8 td64 s3 w4x1";
+  fs::TuningDb db;
+  db.record(key(kH100, 1, 128256, 4096), meas(h100_same_shape, 1.0));
+  db.record(key(kH200, 1, 1000, 512), meas(h200_far_shape, 1.0));
+  db.record(key(kH200, 1, 151936, 4096), meas(h200_other_shape, 2.0));
+  auto r = db.lookup(kH200, DType::bf16, 128256, 4096, 1, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->level, MatchLevel::nearest_shape);
+  EXPECT_EQ(r->spec.to_string(), h200_other_shape);
+  EXPECT_EQ(fs::to_string(r->level), "nearest_shape");
+  // Levels one at a time: no entry of this model and shape; the same shape on another model.
+  EXPECT_FALSE(db.lookup_at(MatchLevel::exact_device, kH200, DType::bf16, 128256, 4096, 1, Arch::sm_90));
+  r = db.lookup_at(MatchLevel::same_arch, kH200, DType::bf16, 128256, 4096, 1, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->spec.to_string(), h100_same_shape);
+  // A model with no entry at all still takes the architecture's same shape.
+  const fs::DeviceIdentity gh200{"NVIDIA GH200 480GB", 132, 9, 0};
+  r = db.lookup(gh200, DType::bf16, 128256, 4096, 1, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->level, MatchLevel::same_arch);
+  EXPECT_EQ(r->spec.to_string(), h100_same_shape);
+}
+
+// tuned_spec searches the user's database and the built-in table together at
+// each level: a user's entry for a far shape does not shadow the built-in
+// table's closer one, and for the same shape the user's entry comes first.
+TEST(TuningDb, TunedSpecTakesTheClosestShapeOfUserAndBuiltinTables) {
+  const fs::TuningDb& builtin = fs::builtin_tuning_db();
+  const fs::TuningEntry* small = builtin.find(key(kH200, 1, 151936, 4096));
+  ASSERT_NE(small, nullptr);
+  const std::string user_spec = "bf16 sm_90 mma_sync tv128 tn8 td64 s3 w4x1";
+  ASSERT_NE(small->best()->spec, user_spec);
+  fs::TuningDb user;
+  user.record(key(kH200, 1, 1000, 512), meas(user_spec, 1.0));
+  // 150000 x 4096: no table holds it; the built-in 151936 x 4096 is closest.
+  auto r = fs::tuned_spec(user, kH200, DType::bf16, 150000, 4096, 1, Arch::sm_90);
+  EXPECT_EQ(r.level, MatchLevel::nearest_shape);
+  EXPECT_EQ(r.spec.to_string(), small->best()->spec);
+  // Tuned by the user for 150000 x 4096 itself: the user's.
+  user.record(key(kH200, 1, 150000, 4096), meas(user_spec, 1.0));
+  r = fs::tuned_spec(user, kH200, DType::bf16, 150000, 4096, 1, Arch::sm_90);
+  EXPECT_EQ(r.level, MatchLevel::exact_device);
+  EXPECT_EQ(r.spec.to_string(), user_spec);
+  // A user entry for a shape as close as a built-in one comes first.
+  fs::TuningDb user2;
+  user2.record(key(kH200, 1, 151936, 4096), meas(user_spec, 1.0));
+  r = fs::tuned_spec(user2, kH200, DType::bf16, 150000, 4096, 1, Arch::sm_90);
+  EXPECT_EQ(r.level, MatchLevel::nearest_shape);
+  EXPECT_EQ(r.spec.to_string(), user_spec);
 }
 
 TEST(TuningDb, InvalidStoredSpecsAreSkipped) {
