@@ -85,9 +85,9 @@ struct TuningEnvironment {
 
 // Where a tuned config came from, in lookup order: this GPU model and shape;
 // this GPU model, the tuned shape closest in V*d (the timings of one model
-// carry over between shapes better than between models: on an H200 the H100's
-// configs for its own shape ran 4-8 % slower at N <= 16, BENCHMARKS.md session
-// 33); any GPU of the same compute capability, the same shape first, then the
+// carry over between shapes better than between models: for seven untuned
+// shapes on an H200 the H100's configs ran 5.9 % slower on average at N <= 64
+// than the H200's closest shape's, BENCHMARKS.md session 33); any GPU of the same compute capability, the same shape first, then the
 // closest; default_spec().
 enum class MatchLevel { exact_device, nearest_shape, same_arch, builtin_default };
 std::string_view to_string(MatchLevel);
