@@ -247,11 +247,11 @@ TEST(TuningDb, SameArchPrefersSameShapeThenClosestSize) {
 }
 
 // An untuned shape takes this GPU model's closest tuned shape before another
-// model's configs for the very shape: on an H200 the H100's table for
-// 128256 x 4096 (its small-shape configs, no l2p0) ran 1.06-1.10 x the floor
-// at N <= 8 and slower than the unfused pipeline at N <= 4, against 1.02-1.03
-// for the H200's own (BENCHMARKS.md session 33). Before session 33 the same
-// shape on any GPU of the architecture came first.
+// model's configs for the very shape: on an H200, 128256 x 4096 ran the H100's
+// configs (no l2p0) at 1.11-1.15 x the floor for N <= 64 and slower than the
+// unfused pipeline (up to 1.05 x), the H200's closest shape's at 1.04-1.07
+// (same machine, A B B A: BENCHMARKS.md session 33). Before session 33 the
+// same shape on any GPU of the architecture came first.
 TEST(TuningDb, ThisModelsClosestShapeBeforeAnotherModelsSameShape) {
   const std::string h200_other_shape = "bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1";
   const std::string h200_far_shape = "bf16 sm_90 mma_sync tv128 tn8 td128 s2 w4x1";
