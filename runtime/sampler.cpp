@@ -67,8 +67,9 @@ struct Sampler::Impl {
 
   Impl(const SamplerOptions& o) : options(o), ctx(o.device) {}
 
-  // A forced spec, else the tuning database (this GPU, then its
-  // architecture, then the built-in default). Called once per batch bucket.
+  // A forced spec, else the tuning database (this GPU and shape, this GPU's
+  // closest tuned shape, its architecture, then the built-in default:
+  // tuned_spec). Called once per batch bucket.
   KernelSpec spec_for(std::int64_t rows) const {
     KernelSpec s;
     if (options.spec) {
