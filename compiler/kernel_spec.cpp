@@ -123,9 +123,9 @@ void KernelSpec::validate() const {
   if (stream_k && variant != Variant::wgmma_coop) bad("stream-K (sk) is for wgmma_coop only");
   if (stream_k && cluster != 1) bad("stream-K (sk) runs without clusters (c1)");
   if (reg_epilogue && variant != Variant::wgmma_coop) bad("the register epilogue (re) is for wgmma_coop only");
-  if (reg_epilogue && ((tile_n != 128 && tile_n != 256) || warps_m != 12 || stage_in_l2))
-    bad("the register epilogue (re) needs tile_n 128 or 256 (one or two batch columns per consumer thread) and w12x1 "
-        "(no epilogue warps), without l2 (nothing is staged)");
+  if (reg_epilogue && (!fs_re_tile_n_ok(tile_n) || warps_m != 12 || stage_in_l2))
+    bad("the register epilogue (re) needs tile_n a multiple of 32 from 128 to 256 (one or two batch columns per "
+        "consumer thread) and w12x1 (no epilogue warps), without l2 (nothing is staged)");
   if (stream_k && ping_pong) bad("stream-K (sk) and ping-pong (pp) do not combine (pp deals whole tiles per consumer)");
   if (l2_promotion != 0 && l2_promotion != 64 && l2_promotion != 128 && l2_promotion != 256)
     bad("the L2 promotion (l2pN) must be 0 (none), 64, 128 or 256 bytes");

@@ -10,7 +10,6 @@
 
 #include <array>
 #include <atomic>
-#include <bit>
 #include <map>
 #include <mutex>
 
@@ -28,16 +27,6 @@
 
 namespace fusedsample {
 namespace {
-
-constexpr int kBuckets = 10;  // rows 1, 2, 4, ..., 256, >256
-
-int bucket_of(std::int64_t rows) {
-  if (rows <= 1) return 0;
-  const int b = std::bit_width(std::uint64_t(rows - 1));  // ceil(log2(rows))
-  return b < kBuckets - 1 ? b : kBuckets - 1;
-}
-
-std::int64_t bucket_rows(int b) { return std::int64_t(1) << b; }
 
 KernelSpec logits_spec(DType dtype, Arch arch) {
   KernelSpec s;
@@ -60,7 +49,7 @@ struct Sampler::Impl {
   runtime::Context ctx;
   std::mutex mu;  // guards modules and the workspace on the slow paths
   std::map<std::string, std::unique_ptr<runtime::LoadedModule>> modules;
-  std::array<std::atomic<runtime::LoadedModule*>, kBuckets> by_bucket{};
+  std::array<std::atomic<runtime::LoadedModule*>, kNumBatchBuckets> by_bucket{};  // batch_bucket()
   std::atomic<runtime::LoadedModule*> logits_module{nullptr};
   runtime::DeviceMemory workspace;
   runtime::OperandMapCache weights_map, hidden_map;  // tensor maps of the TMA-fed variants
@@ -96,7 +85,7 @@ struct Sampler::Impl {
   }
 
   runtime::LoadedModule* module_for(std::int64_t rows) {
-    const int b = bucket_of(rows);
+    const int b = batch_bucket(rows);
     if (runtime::LoadedModule* m = by_bucket[b].load(std::memory_order_acquire)) return m;
     std::lock_guard<std::mutex> lock(mu);
     if (!by_bucket[b].load()) by_bucket[b].store(load(spec_for(bucket_rows(b))), std::memory_order_release);
@@ -225,8 +214,11 @@ struct Sampler::Impl {
       args[1] = const_cast<CUtensorMap*>(&weights_map.get(weights, options.dtype, options.vocab, options.hidden,
                                                           fs_tma_box_rows(spec.tile_v, share_w, spec.cluster),
                                                           box_cols, spec.l2_promotion, "weights"));
-      args[2] = const_cast<CUtensorMap*>(&hidden_map.get(hidden, options.dtype, a.rows, options.hidden,
-                                                         fs_tma_box_rows(spec.tile_n, share_h, spec.cluster),
+      // H: a slice of the tile in a cluster sharing it; else the tile, or only the batch's rows where they are
+      // fewer (fs_tma_h_box_rows: the kernel's copies expect the same box).
+      const int h_box = share_h ? fs_tma_box_rows(spec.tile_n, true, spec.cluster)
+                                : fs_tma_h_box_rows(a.rows, spec.tile_n, spec.cluster);
+      args[2] = const_cast<CUtensorMap*>(&hidden_map.get(hidden, options.dtype, a.rows, options.hidden, h_box,
                                                          box_cols, spec.l2_promotion, "hidden_states"));
     }
     FS_CU(cuLaunchKernel(m.fused(), unsigned(blocks), 1, 1, unsigned(spec.threads()), 1, 1,
@@ -245,7 +237,7 @@ const SamplerOptions& Sampler::options() const { return impl_->options; }
 
 KernelSpec Sampler::spec_for(std::int64_t rows) const {
   if (rows < 1) throw InvalidArgument(fmt::format("spec_for: rows must be >= 1, got {}", rows));
-  return impl_->spec_for(bucket_rows(bucket_of(rows)));
+  return impl_->spec_for(bucket_rows(batch_bucket(rows)));
 }
 
 void Sampler::sample(const SampleArgs& args, Stream stream) {
@@ -267,7 +259,7 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
   // Every bucket's module, and room for the largest staging any of them
   // needs (a launch never uses more blocks than fit at once).
   std::size_t staging = 0;
-  for (int b = 0; b <= bucket_of(rows); ++b) {
+  for (int b = 0; b <= batch_bucket(rows); ++b) {
     runtime::LoadedModule& m = *impl_->module_for(bucket_rows(b));
     staging = std::max(staging, Impl::staging_bytes(m.spec(), m.resident_blocks()));
   }

@@ -1,7 +1,11 @@
 // epilogue_registers.cuh: Gumbel-max straight from a wgmma_coop consumer's
-// accumulators (spec token "re"), no staged logits. The tile is 128 or 256
-// batch columns wide: consumer thread t makes the group words of columns t
-// (and t + 128), Q = T_N / 128 columns per thread.
+// accumulators (spec token "re"), no staged logits. The tile is 128 to 256
+// batch columns wide, a multiple of 32 (fs_re_tile_n_ok): consumer thread t
+// makes the group words of column t and, for T_N > 128, of column t + 128
+// where that is below T_N (fs_re_cols, fs_re_owns). A batch tile fitted to
+// the batch (T_N = 160, 192, 224) spares the MMAs of rows past N: their
+// boxes are also the copy engine's out-of-bounds fill, which is slow
+// (BENCHMARKS.md, session 34).
 //
 // Layout of a 64-row block of m64nT_N accumulators (wgmma_ops.cuh): warp wq
 // holds vocabulary rows 16 wq .. 16 wq + 15, which is exactly one noise group
@@ -92,7 +96,7 @@ __device__ __forceinline__ int fs_re_column(int lane, int h) {
 // beside the accumulators.
 template <int NACC>
 __device__ __forceinline__ void fs_re_group_max(const float (&acc)[NACC], float (&lmax)[NACC / 16], int lane) {
-  static_assert(NACC == 64 || NACC == 128, "epilogue_registers: 128 or 256 batch columns");
+  static_assert(NACC % 16 == 0 && NACC >= 64 && NACC <= 128, "epilogue_registers: 128 to 256 batch columns, 32 at a time");
 #pragma unroll
   for (int h = 0; h < NACC / 16; ++h) {
     float m[8];
@@ -199,9 +203,9 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
 template <int MI, int NACC, int TN>
 __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fused_params& p, fs_i64 v0, fs_i64 n0,
                                            unsigned char* buf, int c, int wq, int lane, bool leads,
-                                           fs_re_col<MI> (&rc)[TN / 128]) {
-  static_assert((TN == 128 || TN == 256) && NACC == TN / 2, "epilogue_registers: T_N = 128 or 256");
-  constexpr int Q = TN / 128;     // columns per consumer thread: tid + 128 q
+                                           fs_re_col<MI> (&rc)[fs_re_cols(TN)]) {
+  static_assert(fs_re_tile_n_ok(TN) && NACC == TN / 2, "epilogue_registers: T_N a multiple of 32 from 128 to 256");
+  constexpr int Q = fs_re_cols(TN);  // column slots per consumer thread: tid + 128 q (fs_re_owns)
   constexpr int H = NACC / 16;    // group maxima per lane and 64-row block
   const fs_re_smem<MI, TN> sm(buf);
   fs_u32* const words = sm.words;
@@ -233,6 +237,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
     // there for the load).
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
+      if (!fs_re_owns(tid, q, TN)) continue;
       const int col = tid + 128 * q;
       if (s > 0) {
         fs_re_make_words<MI, TN>(rc[q], v0, s, words, col);
@@ -250,7 +255,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       fs_named_barrier(2 + c, 128);
 #pragma unroll
       for (int q = 0; q < Q; ++q)
-        if (rc[q].kind == FS_RE_SAMPLED) {
+        if (fs_re_owns(tid, q, TN) && rc[q].kind == FS_RE_SAMPLED) {
           const int col = tid + 128 * q;
           const fs_u64 lb = fs_re_best_lead<MI, TN>(rc[q].gw, rc[q].gn, sm.gl, rc[q].inv_tau, v0, p.vocab, col);
 #pragma unroll
@@ -275,7 +280,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
 #pragma unroll
       for (int q = 0; q < Q; ++q) {
         const int col = tid + 128 * q;
-        if (rc[q].kind != FS_RE_DEAD)
+        if (fs_re_owns(tid, q, TN) && rc[q].kind != FS_RE_DEAD)
           info[TN + col] = fmaxf(rc[q].bound, fmaxf(fs_candidate_score(__ldcg(p.best + (n0 + col) * p.num_samples + s)),
                                                     fs_own_neg_inf()));
       }

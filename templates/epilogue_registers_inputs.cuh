@@ -105,7 +105,7 @@ struct fs_re_smem {
 };
 
 // The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
-// inputs of columns tid + 128 q (q < TN / 128) while the tile's MMAs run, a
+// inputs of columns tid + 128 q (q < fs_re_cols(TN), fs_re_owns) while the tile's MMAs run, a
 // piece after each k-step's MMAs are issued: the rows' parameters after the
 // first's (loaded and stored to shared memory only when the rows changed:
 // nothing else writes those slots), the words
@@ -116,7 +116,7 @@ struct fs_re_smem {
 // last read.
 template <int MI, int TN>
 struct fs_re_prefetch {
-  fs_re_col<MI>* rc;  // [TN / 128]
+  fs_re_col<MI>* rc;  // [fs_re_cols(TN)]
   const fs_fused_params& p;
   fs_i64 v0, n;  // n: column tid's row
   unsigned char* buf;
@@ -125,7 +125,8 @@ struct fs_re_prefetch {
     const fs_re_smem<MI, TN> sm(buf);
     const int kw = ktiles > 1 ? 1 : 0;
 #pragma unroll
-    for (int q = 0; q < TN / 128; ++q) {
+    for (int q = 0; q < fs_re_cols(TN); ++q) {
+      if (!fs_re_owns(tid, q, TN)) continue;
       const int col = tid + 128 * q;
       if (kt == 0 && fs_re_load_row<MI>(rc[q], p, n + 128 * q)) {
         sm.info[col] = rc[q].inv_tau;

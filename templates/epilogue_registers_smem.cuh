@@ -9,11 +9,21 @@
 #pragma once
 #include "fs_types.cuh"
 
+// The batch tiles the register epilogue takes: T_N a multiple of 32 (the
+// group maxima's 32-column chunks, epilogue_registers.cuh) from 128 to 256.
+// Consumer thread t owns column t and, for T_N > 128, column t + 128 where
+// that is below T_N: fs_re_cols(T_N) column slots per thread.
+FS_HD constexpr bool fs_re_tile_n_ok(int tn) { return tn >= 128 && tn <= 256 && tn % 32 == 0; }
+FS_HD constexpr int fs_re_cols(int tn) { return (tn + 127) / 128; }
+// Whether consumer thread tid owns a column in slot q (q < fs_re_cols(tn)).
+FS_HD constexpr bool fs_re_owns(int tid, int q, int tn) { return q == 0 || tn >= 128 * (q + 1) || tid + 128 * q < tn; }
+
 FS_HD constexpr int fs_re_gl_at(int mi, int tn) { return mi * 4 * tn * 4; }
 FS_HD constexpr int fs_re_info_at(int mi, int tn) { return 2 * mi * 4 * tn * 4; }
 FS_HD constexpr int fs_re_keys_at(int mi, int tn) { return fs_re_info_at(mi, tn) + 3 * tn * 4; }
 FS_HD constexpr int fs_re_bytes(int mi, int tn) { return fs_re_keys_at(mi, tn) + 2 * tn * 8; }
 
 // The 64-bit keys (and the next consumer's buffer) stay 8-byte aligned for every tile the epilogue takes.
-static_assert(fs_re_keys_at(1, 128) % 8 == 0 && fs_re_bytes(2, 128) % 8 == 0 && fs_re_bytes(1, 256) % 8 == 0,
+static_assert(fs_re_keys_at(1, 128) % 8 == 0 && fs_re_bytes(2, 128) % 8 == 0 && fs_re_bytes(1, 256) % 8 == 0 &&
+                  fs_re_keys_at(1, 160) % 8 == 0 && fs_re_bytes(1, 160) % 8 == 0 && fs_re_bytes(1, 224) % 8 == 0,
               "epilogue_registers_smem: 8-byte alignment");

@@ -81,6 +81,7 @@
 #include "mbarrier.cuh"
 #include "tma_producer.cuh"
 #include "wgmma_ops.cuh"
+#include "epilogue_registers_smem.cuh"
 
 #define FS_THREADS (32 * FS_WARPS_M)
 // w12x1: warpgroup 0 is the producer's warp and three epilogue warps, and no
@@ -137,8 +138,8 @@ static_assert(FS_SHARED_WG0 || 128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_
 #define FS_STREAM_K 0
 #endif
 static_assert(!FS_STREAM_K || FS_CLUSTER == 1, "wgmma_coop: stream-K (sk) runs without clusters");
-static_assert(!FS_REG_EPILOGUE || ((FS_TN == 128 || FS_TN == 256) && FS_SHARED_WG0 && !FS_L_GLOBAL),
-              "wgmma_coop: the register epilogue (re) needs T_N = 128 or 256, w12x1, and no l2");
+static_assert(!FS_REG_EPILOGUE || (fs_re_tile_n_ok(FS_TN) && FS_SHARED_WG0 && !FS_L_GLOBAL),
+              "wgmma_coop: the register epilogue (re) needs T_N a multiple of 32 from 128 to 256, w12x1, and no l2");
 static_assert(!FS_STREAM_K || !FS_PING_PONG, "wgmma_coop: stream-K (sk) does not run ping-pong (pp)");
 static_assert(!FS_PING_PONG || (FS_REG_EPILOGUE && FS_TV == 128 && FS_TN == 128),
               "wgmma_coop: ping-pong (pp) needs the register epilogue and 128 x 128 tiles (whole tiles per consumer)");
@@ -207,6 +208,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
 #endif
 
   const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;
+  [[maybe_unused]] const int hrows = fs_tma_h_box_rows(p.rows, FS_TN, FS_CLUSTER);  // H rows per copy (the map's box)
   const fs_i64 groups = fs_cluster_groups(p.num_vtiles, n_tiles, FS_CLUSTER);
   [[maybe_unused]] const fs_i64 first = blockIdx.x / FS_CLUSTER, step = gridDim.x / FS_CLUSTER;
   const int ktiles = (int)((p.hidden_dim + FS_TD - 1) / FS_TD);
@@ -224,14 +226,14 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #endif
     if (threadIdx.x == 0)
-      fs_tma_produce_sk<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles, sched);
+      fs_tma_produce_sk<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles, sched, hrows);
 #elif !FS_PRODUCER_WG
     if (threadIdx.x == 0)
       fs_tma_produce<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles,
-                                                                 groups, ktiles);
+                                                                 groups, ktiles, hrows);
 #else
     fs_tma_producer_warpgroup<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, &tmap_h, Ws, Hs, full, empty,
-                                                                          n_tiles, groups, ktiles);
+                                                                          n_tiles, groups, ktiles, hrows);
 #endif
   } else if (wg == 1 || wg == 2) {
 #if FS_PRODUCER_WG && FS_CONSUMER_REGS != 128
@@ -261,7 +263,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // lead first (it is the block's first unit whenever any tile is dealt
     // whole: every block then has one), as the plain loop's first tile does.
     unsigned char* const mybuf = rebuf + c * fs_re_bytes(FS_MI, FS_TN);  // its words and row values
-    fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
+    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
     const int ct = (int)threadIdx.x - 128;  // consumer thread 0..255
     fs_sk_walk at = fs_sk_walk_start(sched, (int)blockIdx.x);
     fs_sk_unit u;
@@ -315,7 +317,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // (so a parity wait cannot pass on an older phase).
     unsigned order_phase = 0;
     unsigned char* const mybuf = rebuf + c * fs_re_bytes(FS_MI, FS_TN);  // its words and row values
-    fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
+    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
     pos = fs_ring_pos<FS_STAGES>((long long)c * ktiles);
     for (fs_i64 g = first + c * step; g < groups; g += 2 * step, j += 2) {
       if (j + c > 0) {
@@ -341,7 +343,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // lead, which sets the rows' bounds. In a cluster an empty tile (past the
     // vocabulary, sharing H) is sampled too, as with ping-pong: no candidate.
     unsigned char* const mybuf = rebuf + c * fs_re_bytes(FS_MI, FS_TN);  // its words and row values
-    fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
+    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV + c * FS_MI * 64, n0 = t.ntile * FS_TN;

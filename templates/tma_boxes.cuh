@@ -16,3 +16,15 @@ FS_HD constexpr int fs_tma_box_cols(int td) { return td < 64 ? td : 64; }
 FS_HD int fs_tma_box_rows(int rows, bool shared, int cluster) {
   return shared ? rows / fs_cluster_slices(rows, cluster) : rows;
 }
+
+// Rows of H one copy brings for a batch of n rows in tiles of tn (no
+// cluster): with a single batch tile (n < tn) only the batch's rows, rounded
+// up to 8 (one 1024-byte swizzle atom of 128-byte rows), else the whole tile.
+// Boxes reaching past the tensor are filled by the copy engine, and that fill
+// was slow: on an H200 a 256-row box of which 160 rows lay past N made an
+// N = 96 launch 1.8 x slower than the same kernel on zero-padded H
+// (BENCHMARKS.md, session 34). The stage rows past the box keep stale data;
+// the MMAs turn them into logits of columns past N, which nothing samples.
+FS_HD constexpr int fs_tma_h_box_rows(fs_i64 n, int tn, int cluster) {
+  return cluster == 1 && n < tn ? (int)((n + 7) / 8 * 8) : tn;
+}

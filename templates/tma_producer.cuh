@@ -40,22 +40,23 @@ __device__ __forceinline__ void fs_tma_load_boxes(fs_u16* dst, const fs_tmap* ma
 }
 
 // Stage `it` of the producer's sequence: waits until the consumers have
-// freed it (from its second round on), announces its bytes on `full`, and
-// returns its index in the ring.
+// freed it (from its second round on), announces its bytes on `full` (a W
+// box of TV rows, an H box of hrows, fs_tma_h_box_rows), and returns its
+// index in the ring.
 template <int TV, int TN, int TD, int STAGES>
-__device__ __forceinline__ int fs_tma_stage_begin(fs_u64* full, fs_u64* empty, fs_i64 it) {
+__device__ __forceinline__ int fs_tma_stage_begin(fs_u64* full, fs_u64* empty, fs_i64 it, int hrows) {
   const int st = (int)(it % STAGES);
   const fs_i64 round = it / STAGES;
   // The tag only matters in FS_DEBUG_HANG builds (mbarrier.cuh).
   if (round > 0) fs_mbar_wait(&empty[st], (unsigned)((round - 1) & 1), it);
-  fs_mbar_arrive_expect_tx(&full[st], (TV + TN) * TD * 2);
+  fs_mbar_arrive_expect_tx(&full[st], (TV + hrows) * TD * 2);
   return st;
 }
 
 template <int TV, int TN, int TD, int STAGES, int CLUSTER = 1>
 __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws, fs_u16* Hs,
                                                fs_u64* full, fs_u64* empty, fs_i64 n_tiles, fs_i64 groups,
-                                               int ktiles) {
+                                               int ktiles, int hrows) {
   fs_tma_prefetch_map(tmap_w);
   fs_tma_prefetch_map(tmap_h);
   const fs_u64 stream_once = fs_l2_policy_evict_first(), reused = fs_l2_policy_evict_last();
@@ -72,7 +73,7 @@ __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_t
     const fs_tile_ref t = fs_cluster_tile(g, rank, n_tiles, CLUSTER);
     const int v0 = (int)t.vtile * TV, n0 = (int)t.ntile * TN;
     for (int kt = 0; kt < ktiles; ++kt, ++it) {
-      const int st = fs_tma_stage_begin<TV, TN, TD, STAGES>(full, empty, it);
+      const int st = fs_tma_stage_begin<TV, TN, TD, STAGES>(full, empty, it, CLUSTER == 1 ? hrows : TN);
       // A stage of W is TD / BC swizzled boxes of BC columns side by side
       // ([TD / BC][TV][BC]), issued back to back so DRAM sees each row's
       // 2 * TD bytes together; the same for H.
@@ -102,7 +103,7 @@ __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_t
 template <int TV, int TN, int TD, int STAGES>
 __device__ __forceinline__ void fs_tma_produce_sk(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws, fs_u16* Hs,
                                                   fs_u64* full, fs_u64* empty, fs_i64 n_tiles,
-                                                  const fs_sk_schedule& sched) {
+                                                  const fs_sk_schedule& sched, int hrows) {
   fs_tma_prefetch_map(tmap_w);
   fs_tma_prefetch_map(tmap_h);
   const fs_u64 stream_once = fs_l2_policy_evict_first(), reused = fs_l2_policy_evict_last();
@@ -113,7 +114,7 @@ __device__ __forceinline__ void fs_tma_produce_sk(const fs_tmap* tmap_w, const f
   while (fs_sk_walk_next(at, u)) {
     const int v0 = u.tile / nt * TV, n0 = u.tile % nt * TN;
     for (int kt = u.k0; kt < u.k1; ++kt, ++it) {
-      const int st = fs_tma_stage_begin<TV, TN, TD, STAGES>(full, empty, it);
+      const int st = fs_tma_stage_begin<TV, TN, TD, STAGES>(full, empty, it, hrows);
       fs_tma_load_boxes<TV, TD>(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], stream_once);
       fs_tma_load_boxes<TN, TD>(Hs + st * TN * TD, tmap_h, kt * TD, n0, &full[st], reused);
     }
@@ -139,10 +140,10 @@ __device__ __forceinline__ void fs_tma_ring_init(fs_u64* full, fs_u64* empty, in
 template <int TV, int TN, int TD, int STAGES, int CLUSTER = 1>
 __device__ __forceinline__ void fs_tma_producer_warpgroup(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws,
                                                           fs_u16* Hs, fs_u64* full, fs_u64* empty, fs_i64 n_tiles,
-                                                          fs_i64 groups, int ktiles) {
+                                                          fs_i64 groups, int ktiles, int hrows) {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
   if ((threadIdx.x & 127) == 0)
-    fs_tma_produce<TV, TN, TD, STAGES, CLUSTER>(tmap_w, tmap_h, Ws, Hs, full, empty, n_tiles, groups, ktiles);
+    fs_tma_produce<TV, TN, TD, STAGES, CLUSTER>(tmap_w, tmap_h, Ws, Hs, full, empty, n_tiles, groups, ktiles, hrows);
 }
 
 // The `empty` arrivals of a stage's consumers, one per consumer warp, after

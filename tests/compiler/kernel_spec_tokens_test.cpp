@@ -113,6 +113,22 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   // per consumer: words and lead noise [1][4][256], 3 x 256 row values, seeds and offsets
   EXPECT_EQ(wide.shared_bytes(),
             std::size_t(4) * (128 + 256) * 64 * 2 + 4 * 16 + 16 + 2 * ((2 * 4 + 3) * 256 * 4 + 2 * 256 * 8) + 1024);
+  // Batch tiles fitted to 129-255 rows: T_N a multiple of 32 between 128 and 256 (160 accumulators per consumer
+  // thread at tv256: too many), not other multiples of 8.
+  for (int tn : {160, 192, 224}) {
+    KernelSpec fitted = wide;
+    fitted.tile_n = tn;
+    expect_valid_text(fitted, fmt::format("bf16 sm_90a wgmma_coop tv128 tn{} td64 s4 w12x1 re", tn));
+    fitted.tile_v = 256;
+    fitted.stages = 2;
+    expect_error<fs::InvalidArgument>([&] { fitted.validate(); }, {"128 accumulators"}, "re tv256 fitted");
+  }
+  for (int tn : {136, 144, 200, 96}) {
+    KernelSpec odd = wide;
+    odd.tile_n = tn;
+    expect_error<fs::InvalidArgument>([&] { odd.validate(); }, {"register epilogue", "multiple of 32"},
+                                      fmt::format("re tn{}", tn));
+  }
   KernelSpec wide256 = wide;  // 256 accumulators per consumer thread
   wide256.tile_v = 256;
   wide256.stages = 2;

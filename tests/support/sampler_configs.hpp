@@ -91,6 +91,11 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_coop_spec(dtype, 128, 256, 4, 12, 1, 64, false, false, true),
           // and in a cluster (share W at N = 256, H with empty tiles past V below)
           make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 2, 64, false, false, true),
+          // batch tiles fitted to 129-255 rows (T_N = 160, 192, 224: column tid + 128 only for tid < T_N - 128),
+          // alone, with stream-K, and in a cluster (H shared in slices of 96 rows)
+          make_wgmma_coop_spec(dtype, 128, 160, 4, 12, 1, 64, false, false, true),
+          make_wgmma_coop_spec(dtype, 128, 224, 4, 12, 1, 64, false, true, true),
+          make_wgmma_coop_spec(dtype, 128, 192, 3, 12, 2, 64, false, false, true),
           // ping-pong (each consumer whole tiles in turn), with the register epilogue
           make_wgmma_coop_spec(dtype, 128, 128, 6, 12, 1, 64, false, false, true, true),
           make_wgmma_coop_spec(dtype, 128, 128, 4, 12, 2, 64, false, false, true, true),

@@ -7,6 +7,8 @@
 // tiles past the vocabulary may be left over.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <map>
 #include <utility>
 
@@ -80,6 +82,19 @@ TEST(ClusterTiles, SharedBoxSlices) {
   EXPECT_EQ(fs_tma_box_rows(8, true, 2), 8);
   EXPECT_EQ(fs_tma_box_rows(256, true, 4), 64);
   EXPECT_EQ(fs_tma_box_rows(64, true, 1), 64);
+  // H's box without a cluster: a batch of fewer rows than one tile copies only its rows (whole 8-row atoms), so
+  // no box reaches far past the tensor (the copy engine's fill of those rows was slow, session 34).
+  EXPECT_EQ(fs_tma_h_box_rows(129, 160, 1), 136);
+  EXPECT_EQ(fs_tma_h_box_rows(1, 8, 1), 8);
+  EXPECT_EQ(fs_tma_h_box_rows(96, 256, 1), 96);
+  EXPECT_EQ(fs_tma_h_box_rows(160, 160, 1), 160);  // a whole tile
+  EXPECT_EQ(fs_tma_h_box_rows(300, 256, 1), 256);  // several batch tiles: whole tiles
+  EXPECT_EQ(fs_tma_h_box_rows(100, 128, 2), 128);  // clusters: the tile (or its slice, fs_tma_box_rows)
+  for (int tn = 8; tn <= 256; tn += 8)
+    for (long long n = 1; n <= 300; ++n) {
+      const int r = fs_tma_h_box_rows(n, tn, 1);
+      EXPECT_TRUE(r % 8 == 0 && r <= tn && r >= std::min<long long>(n, tn)) << n << " " << tn;
+    }
   EXPECT_EQ(fs_tma_box_cols(32), 32);
   EXPECT_EQ(fs_tma_box_cols(64), 64);
   EXPECT_EQ(fs_tma_box_cols(128), 64);  // two boxes side by side
