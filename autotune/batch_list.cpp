@@ -1,5 +1,5 @@
 // batch_list.cpp: which batch buckets to tune, from the command line's
-// "--batches" text, and the row count each bucket is tuned at.
+// "--batches" text.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,11 +21,6 @@ std::int64_t parse_rows(std::string_view part, std::string_view text) {
 }
 
 }  // namespace
-
-std::int64_t bucket_rows(int bucket) {
-  if (bucket < 0 || bucket >= kNumBatchBuckets) throw InvalidArgument(fmt::format("no batch bucket {}", bucket));
-  return bucket == kNumBatchBuckets - 1 ? 512 : std::int64_t(1) << bucket;
-}
 
 std::vector<int> parse_batch_list(std::string_view text) {
   if (text.empty()) throw InvalidArgument("empty batch list (e.g. \"1-256\" or \"1,8,64\")");

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -14,23 +13,36 @@
 
 namespace fusedsample {
 
+namespace {
+
+// Each bucket's rows, the last (">256") tuned at 512.
+constexpr std::int64_t kBucketRows[kNumBatchBuckets] = {1, 2, 4, 8, 16, 32, 64, 128, 160, 192, 224, 256, 512};
+constexpr std::string_view kBucketLabels[kNumBatchBuckets] = {"1",   "2",   "4",   "8",   "16",  "32",  "64",
+                                                              "128", "160", "192", "224", "256", ">256"};
+
+}  // namespace
+
 int batch_bucket(std::int64_t rows) {
   if (rows < 1) throw InvalidArgument(fmt::format("batch rows must be >= 1 (got {})", rows));
-  if (rows == 1) return 0;
-  const int b = std::bit_width(std::uint64_t(rows - 1));  // ceil(log2(rows))
-  return std::min(b, kNumBatchBuckets - 1);
+  const auto* const it = std::lower_bound(kBucketRows, kBucketRows + kNumBatchBuckets - 1, rows);
+  return int(it - kBucketRows);  // past 256: the last bucket
 }
 
 std::string_view batch_bucket_label(int bucket) {
-  static constexpr std::string_view kLabels[kNumBatchBuckets] = {"1", "2", "4", "8", "16", "32", "64", "128", "256", ">256"};
   if (bucket < 0 || bucket >= kNumBatchBuckets) throw InvalidArgument(fmt::format("no batch bucket {}", bucket));
-  return kLabels[bucket];
+  return kBucketLabels[bucket];
+}
+
+std::int64_t bucket_rows(int bucket) {
+  if (bucket < 0 || bucket >= kNumBatchBuckets) throw InvalidArgument(fmt::format("no batch bucket {}", bucket));
+  return kBucketRows[bucket];
 }
 
 int parse_batch_bucket(std::string_view label) {
   for (int b = 0; b < kNumBatchBuckets; ++b)
-    if (batch_bucket_label(b) == label) return b;
-  throw InvalidArgument(fmt::format("unknown batch bucket '{}' (want 1, 2, 4, ..., 256 or >256)", label));
+    if (kBucketLabels[b] == label) return b;
+  throw InvalidArgument(
+      fmt::format("unknown batch bucket '{}' (want 1, 2, 4, ..., 128, 160, 192, 224, 256 or >256)", label));
 }
 
 std::string_view to_string(MatchLevel level) {

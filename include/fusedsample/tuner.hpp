@@ -92,8 +92,7 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
 // Batch lists (autotune/batch_list.cpp)
 // ---------------------------------------------------------------------------
 
-// The rows a bucket is tuned at: 1, 2, 4, ..., 256, and 512 for ">256".
-std::int64_t bucket_rows(int bucket);
+// (The rows a bucket is tuned at: bucket_rows, tuning_db.hpp.)
 // "1-256" -> every bucket from batch_bucket(1) to batch_bucket(256);
 // "1,8,64" -> those buckets; a plain "N" -> batch_bucket(N). Sorted, without
 // duplicates. Throws InvalidArgument naming the bad part.

@@ -15,12 +15,19 @@
 
 namespace fusedsample {
 
-// Batch buckets: rows 1, 2, 4, ..., 256 (index 0..8) and ">256" (index 9).
-// Rows between buckets use the next bucket up.
-inline constexpr int kNumBatchBuckets = 10;
+// Batch buckets: rows 1, 2, 4, ..., 128, then 160, 192, 224, 256 (index
+// 0..11), and ">256" (index 12). Rows between buckets use the next bucket up.
+// Above 128 rows the steps are 32 rows: a batch of 129..255 rows in the next
+// power of two's config ran up to 1.9 x the unfused pipeline's time on an
+// H200 (a second batch tile, or one of 256 columns, most of them past N;
+// BENCHMARKS.md, session 34), so those batches get tiles fitted to them.
+inline constexpr int kNumBatchBuckets = 13;
 int batch_bucket(std::int64_t rows);             // bucket index; throws InvalidArgument for rows < 1
-std::string_view batch_bucket_label(int bucket);  // "1", "2", ..., "256", ">256"
+std::string_view batch_bucket_label(int bucket);  // "1", "2", ..., "128", "160", "192", "224", "256", ">256"
 int parse_batch_bucket(std::string_view label);  // inverse; throws InvalidArgument
+// The rows a bucket stands for (and is tuned at): its label, 512 for ">256".
+// Throws InvalidArgument for an index outside [0, kNumBatchBuckets).
+std::int64_t bucket_rows(int bucket);
 
 // A GPU model: what the driver reports. Two GPUs with the same name and SM
 // count are the same model.

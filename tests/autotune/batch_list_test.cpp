@@ -2,23 +2,27 @@
 // tuning row count.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuner.hpp"
+#include "fusedsample/tuning_db.hpp"
 
 namespace fs = fusedsample;
 
 TEST(BatchList, RangeCoversEveryBucketInIt) {
-  EXPECT_EQ(fs::parse_batch_list("1-256"), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(fs::parse_batch_list("1-256"), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(fs::parse_batch_list("129-200"), (std::vector<int>{8, 9, 10}));  // buckets 160, 192, 224
   EXPECT_EQ(fs::parse_batch_list("8-32"), (std::vector<int>{3, 4, 5}));
   EXPECT_EQ(fs::parse_batch_list("3-5"), (std::vector<int>{2, 3}));  // 3 -> bucket 4, 5 -> bucket 8
-  EXPECT_EQ(fs::parse_batch_list("1-1000"), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(fs::parse_batch_list("1-1000"), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
   EXPECT_EQ(fs::parse_batch_list("4-4"), (std::vector<int>{2}));
 }
 
 TEST(BatchList, ListsAreSortedWithoutDuplicates) {
   EXPECT_EQ(fs::parse_batch_list("1,8,64"), (std::vector<int>{0, 3, 6}));
   EXPECT_EQ(fs::parse_batch_list("64,8,7,1"), (std::vector<int>{0, 3, 6}));
-  EXPECT_EQ(fs::parse_batch_list("1,2-4,300"), (std::vector<int>{0, 1, 2, 9}));
+  EXPECT_EQ(fs::parse_batch_list("1,2-4,300"), (std::vector<int>{0, 1, 2, 12}));
   EXPECT_EQ(fs::parse_batch_list("16"), (std::vector<int>{4}));
 }
 
@@ -37,9 +41,17 @@ TEST(BatchList, BadTextIsRefusedWithAMessage) {
 TEST(BatchList, BucketRows) {
   EXPECT_EQ(fs::bucket_rows(0), 1);
   EXPECT_EQ(fs::bucket_rows(3), 8);
-  EXPECT_EQ(fs::bucket_rows(8), 256);
-  EXPECT_EQ(fs::bucket_rows(9), 512);
-  for (int b = 0; b < fs::kNumBatchBuckets; ++b) EXPECT_EQ(fs::batch_bucket(fs::bucket_rows(b)), b);
-  EXPECT_THROW(fs::bucket_rows(10), fs::InvalidArgument);
+  EXPECT_EQ(fs::bucket_rows(7), 128);
+  EXPECT_EQ(fs::bucket_rows(8), 160);
+  EXPECT_EQ(fs::bucket_rows(9), 192);
+  EXPECT_EQ(fs::bucket_rows(10), 224);
+  EXPECT_EQ(fs::bucket_rows(11), 256);
+  EXPECT_EQ(fs::bucket_rows(12), 512);
+  for (int b = 0; b < fs::kNumBatchBuckets; ++b) {
+    EXPECT_EQ(fs::batch_bucket(fs::bucket_rows(b)), b);
+    EXPECT_EQ(fs::batch_bucket_label(b), b + 1 < fs::kNumBatchBuckets ? std::to_string(fs::bucket_rows(b)) : ">256");
+    if (b > 0 && b + 1 < fs::kNumBatchBuckets) EXPECT_EQ(fs::batch_bucket(fs::bucket_rows(b - 1) + 1), b);
+  }
+  EXPECT_THROW(fs::bucket_rows(fs::kNumBatchBuckets), fs::InvalidArgument);
   EXPECT_THROW(fs::bucket_rows(-1), fs::InvalidArgument);
 }

@@ -295,3 +295,30 @@ TEST(SearchSpace, OffersStreamKTwinsWhereTheLastWaveIsUnderfull) {
   capped.multiprocessors = 132;
   EXPECT_GE(twins(fs::search_space(DType::bf16, Arch::sm_90, 256, capped)), 1);
 }
+
+// Between 128 and 256 rows (the buckets 160, 192, 224) the tuner also tries
+// the batch tile fitted to the rows: with the register epilogue, T_N = rows;
+// the tuner's default cap of 24 keeps it, and it ranks before the 256-column
+// tile (fewer MMAs on rows past N). At 128 and 256 rows nothing new.
+TEST(SearchSpace, OffersBatchTilesFittedToTheRowsBetweenBuckets) {
+  const fs::SearchSpaceOptions capped;  // 24 candidates
+  for (int rows : {160, 192, 224}) {
+    SCOPED_TRACE(rows);
+    const auto specs = fs::search_space(DType::bf16, Arch::sm_90, rows, capped);
+    const auto fitted = std::find_if(specs.begin(), specs.end(), [&](const fs::KernelSpec& s) {
+      return s.variant == fs::Variant::wgmma_coop && s.reg_epilogue && s.tile_n == rows;
+    });
+    ASSERT_NE(fitted, specs.end());
+    EXPECT_NO_THROW(fitted->validate());
+    fs::KernelSpec wide = *fitted;
+    wide.tile_n = 256;
+    EXPECT_LT(fs::estimated_cost(*fitted, rows, 0), fs::estimated_cost(wide, rows, 0)) << fitted->to_string();
+  }
+  fs::SearchSpaceOptions all;
+  all.max_candidates = 100000;
+  for (int rows : {128, 256})
+    for (const auto& s : fs::search_space(DType::bf16, Arch::sm_90, rows, all))
+      EXPECT_TRUE(s.tile_n == 8 || s.tile_n == 16 || s.tile_n == 32 || s.tile_n == 64 || s.tile_n == 128 ||
+                  s.tile_n == 256)
+          << s.to_string();
+}

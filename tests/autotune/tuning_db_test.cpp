@@ -41,6 +41,12 @@ TEST(BatchBucket, RowsMapToNextBucketUp) {
   EXPECT_EQ(label(4), "4");
   EXPECT_EQ(label(5), "8");
   EXPECT_EQ(label(17), "32");
+  EXPECT_EQ(label(128), "128");
+  EXPECT_EQ(label(129), "160");  // above 128 rows, steps of 32 (batch tiles fitted to the batch)
+  EXPECT_EQ(label(160), "160");
+  EXPECT_EQ(label(161), "192");
+  EXPECT_EQ(label(200), "224");
+  EXPECT_EQ(label(225), "256");
   EXPECT_EQ(label(255), "256");
   EXPECT_EQ(label(256), "256");
   EXPECT_EQ(label(257), ">256");
@@ -49,7 +55,8 @@ TEST(BatchBucket, RowsMapToNextBucketUp) {
   EXPECT_THROW(fs::batch_bucket(0), fs::InvalidArgument);
   for (int b = 0; b < fs::kNumBatchBuckets; ++b) EXPECT_EQ(fs::parse_batch_bucket(fs::batch_bucket_label(b)), b);
   EXPECT_THROW(fs::parse_batch_bucket("3"), fs::InvalidArgument);
-  EXPECT_THROW(fs::batch_bucket_label(10), fs::InvalidArgument);
+  EXPECT_THROW(fs::batch_bucket_label(fs::kNumBatchBuckets), fs::InvalidArgument);
+  EXPECT_THROW(fs::batch_bucket_label(-1), fs::InvalidArgument);
 }
 
 TEST(TuningDb, RecordKeepsEveryConfigAndTheFasterPerSpec) {
@@ -318,8 +325,8 @@ TEST(TuningDb, InvalidStoredSpecsAreSkipped) {
 }
 
 // The built-in table is our own `fusedsample tune` exports
-// (autotune/builtin/*.json): real timings for every config, all nine batch
-// buckets per (GPU, shape), and the sampler's lookup returns each bucket's
+// (autotune/builtin/*.json): real timings for every config, every batch
+// bucket of 1..256 per (GPU, shape), and the sampler's lookup returns each bucket's
 // fastest config for that GPU.
 TEST(TuningDb, BuiltinTableIsOurTuningRuns) {
   const fs::TuningDb& builtin = fs::builtin_tuning_db();
@@ -335,11 +342,12 @@ TEST(TuningDb, BuiltinTableIsOurTuningRuns) {
     }
     ++buckets_per_shape[fmt::format("{} {} {}", e.key.device.name, e.key.vocab, e.key.d_model)];
     const auto r = fs::tuned_spec(empty, e.key.device, e.key.dtype, e.key.vocab, e.key.d_model,
-                                  std::int64_t(1) << e.key.bucket, Arch::sm_90);
+                                  fs::bucket_rows(e.key.bucket), Arch::sm_90);
     EXPECT_EQ(r.level, MatchLevel::exact_device);
     EXPECT_EQ(r.spec.to_string(), e.best()->spec) << e.key.device.name << " bucket " << e.key.bucket;
   }
-  for (const auto& [shape, n] : buckets_per_shape) EXPECT_EQ(n, 9) << shape;
+  // The H200's tables also hold the buckets 160, 192 and 224 (session 34); the H100's the nine of 1..256.
+  for (const auto& [shape, n] : buckets_per_shape) EXPECT_EQ(n, shape.starts_with("NVIDIA H200 ") ? 12 : 9) << shape;
   EXPECT_TRUE(buckets_per_shape.count("NVIDIA H200 151936 4096"));
   EXPECT_TRUE(buckets_per_shape.count("NVIDIA H200 128256 8192"));
   EXPECT_TRUE(buckets_per_shape.count("NVIDIA H100 80GB HBM3 151936 4096"));
