@@ -72,7 +72,8 @@ int cmd_tune(const std::vector<std::string>& argv) {
       .option("hidden", "D", "hidden size, a multiple of 8", "4096")
       .option("dtype", "T", "storage type of W and H: bf16, fp16, fp32", "bf16")
       .option("batches", "LIST",
-              "batch buckets: a range \"1-256\" (every bucket 1, 2, 4, ..., 256 in it) or a list \"1,8,64\"; "
+              "batch buckets (1, 2, 4, ..., 128, 160, 192, 224, 256): a range \"1-256\" (every bucket in it) or a "
+              "list \"1,8,64\"; "
               "a size between buckets means the next one up, above 256 the '>256' bucket (tuned at 512 rows)",
               "1-256")
       .option("budget", "SECONDS", "wall-clock budget, compilation included; once spent no new candidate is "
