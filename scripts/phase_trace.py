@@ -54,8 +54,8 @@ edit("templates/epilogue_registers.cuh", [
      "    tr[12] += 1;\n  }\n}"),
     ("words[(mi * 4 + wq) * TN + col], lane);", "words[(mi * 4 + wq) * TN + col], lane, tr);"),
 
-    ("                                           fs_re_col<MI> (&rc)[TN / 128]) {",
-     "                                           fs_re_col<MI> (&rc)[TN / 128], long long* tr = nullptr) {\n"
+    ("                                           fs_re_col<MI> (&rc)[fs_re_cols(TN)]) {",
+     "                                           fs_re_col<MI> (&rc)[fs_re_cols(TN)], long long* tr = nullptr) {\n"
      "  long long tc = clock64(), tn;\n"
      "#define FS_TR(i) do { tn = clock64(); if (tr) tr[i] += tn - tc; tc = tn; } while (0)"),
     ("  float gmax[H];", "  FS_TR(1);\n  float gmax[H];"),
@@ -69,9 +69,9 @@ edit("templates/epilogue_registers.cuh", [
 ])
 edit("templates/fused_wgmma_coop.cuh", [
     ("#ifndef FS_CLUSTER\n", "__device__ unsigned long long fs_trace_buf[16 * 15];\n#ifndef FS_CLUSTER\n"),
-    ("""    fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
+    ("""    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
     for (fs_i64 g = first; g < groups; g += step, ++j) {""",
-     """    fs_re_col<FS_MI> rc[FS_TN / 128];  // columns tid and (T_N = 256) tid + 128; rows kept from tile to tile
+     """    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
     long long tr[13] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const long long tstart = clock64();
     for (fs_i64 g = first; g < groups; g += step, ++j) {"""),
