@@ -205,11 +205,12 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
   const KernelSpec baseline = default_spec(dtype, arch, rows);
   const int lo = min_tile_n(rows), hi = max_tile_n(rows);
 
+  const std::vector<int> tns = tile_ns(rows);
   std::vector<std::pair<double, KernelSpec>> ranked;
   std::set<std::string> seen{baseline.to_string()};
   for (Variant variant : fused_variants())
     for (int tv : kTileV)
-      for (int tn : tile_ns(rows)) {
+      for (int tn : tns) {
         if (tn < lo || tn > hi) continue;
         for (int td : kTileD)
           for (int st : kStages)

@@ -53,6 +53,8 @@ __device__ __forceinline__ int fs_tma_stage_begin(fs_u64* full, fs_u64* empty, f
   return st;
 }
 
+// hrows: the H rows of a stage, fs_tma_h_box_rows (TN in a cluster: the
+// blocks' slices of a shared H box add up to the whole tile).
 template <int TV, int TN, int TD, int STAGES, int CLUSTER = 1>
 __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws, fs_u16* Hs,
                                                fs_u64* full, fs_u64* empty, fs_i64 n_tiles, fs_i64 groups,
@@ -73,7 +75,7 @@ __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_t
     const fs_tile_ref t = fs_cluster_tile(g, rank, n_tiles, CLUSTER);
     const int v0 = (int)t.vtile * TV, n0 = (int)t.ntile * TN;
     for (int kt = 0; kt < ktiles; ++kt, ++it) {
-      const int st = fs_tma_stage_begin<TV, TN, TD, STAGES>(full, empty, it, CLUSTER == 1 ? hrows : TN);
+      const int st = fs_tma_stage_begin<TV, TN, TD, STAGES>(full, empty, it, hrows);
       // A stage of W is TD / BC swizzled boxes of BC columns side by side
       // ([TD / BC][TV][BC]), issued back to back so DRAM sees each row's
       // 2 * TD bytes together; the same for H.
