@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "bench/bench_data.hpp"
+#include "bench/bench_rows.hpp"
 #include "bench/bench_tables.hpp"
 #include "autotune/call_order.hpp"
 #include "bench/cublas_gemm.hpp"
@@ -91,9 +92,10 @@ std::map<std::pair<std::int64_t, std::int64_t>, ShapeState> g_shapes;
 ShapeState& shape_state(fb::Shape s) {
   auto& st = g_shapes[{s.vocab, s.hidden}];
   if (!st.data) {
-    st.data = fb::make_shape_data(s, fs::DType::bf16, 256, g_opt.logit_std);
+    const std::int64_t rows = fb::data_rows(g_opt.rows);
+    st.data = fb::make_shape_data(s, fs::DType::bf16, rows, g_opt.logit_std);
     st.sampler = std::make_unique<fs::Sampler>(fs::SamplerOptions{.vocab = s.vocab, .hidden = s.hidden, .dtype = fs::DType::bf16});
-    st.sampler->reserve(256, 1);
+    st.sampler->reserve(rows, 1);
   }
   return st;
 }
@@ -278,7 +280,7 @@ void parse_own_flags(int& argc, char** argv) {
   int out = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a.rfind("--fs_rows=", 0) == 0) g_opt.rows = parse_list(a.substr(10));
+    if (a.rfind("--fs_rows=", 0) == 0) g_opt.rows = fb::parse_rows(a.substr(10));
     else if (a.rfind("--fs_reps=", 0) == 0) g_opt.reps = std::stoi(a.substr(10));
     else if (a.rfind("--fs_table=", 0) == 0) g_opt.table_path = a.substr(11);
     else if (a.rfind("--fs_temperature=", 0) == 0) g_opt.temperature = std::stof(a.substr(17));
