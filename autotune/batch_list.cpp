@@ -20,6 +20,16 @@ std::int64_t parse_rows(std::string_view part, std::string_view text) {
   return v;
 }
 
+// The buckets that serve some batch size in [a, b]. Up to 256 rows the
+// bucket grows with the rows; past it the bucket is a part's
+// (batch_part_rows), which rises and falls, so the sizes are walked. Past
+// 2048 rows (k >= 9 parts of more than 227 rows) every size is bucket 256's.
+void add_range(std::int64_t a, std::int64_t b, std::vector<int>& out) {
+  constexpr std::int64_t kWalked = 2048;
+  for (std::int64_t r = a; r <= std::min(b, kWalked); ++r) out.push_back(batch_bucket(r));
+  if (b > kWalked) out.push_back(batch_bucket(b));
+}
+
 }  // namespace
 
 std::vector<int> parse_batch_list(std::string_view text) {
@@ -34,7 +44,7 @@ std::vector<int> parse_batch_list(std::string_view text) {
       const std::int64_t a = parse_rows(part.substr(0, dash), text);
       const std::int64_t b = parse_rows(part.substr(dash + 1), text);
       if (a > b) throw InvalidArgument(fmt::format("bad batch range '{}' in '{}': {} > {}", part, text, a, b));
-      for (int k = batch_bucket(a); k <= batch_bucket(b); ++k) out.push_back(k);
+      add_range(a, b, out);
     } else {
       out.push_back(batch_bucket(parse_rows(part, text)));
     }

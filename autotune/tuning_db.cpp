@@ -15,17 +15,27 @@ namespace fusedsample {
 
 namespace {
 
-// Each bucket's rows, the last (">256") tuned at 512.
-constexpr std::int64_t kBucketRows[kNumBatchBuckets] = {1, 2, 4, 8, 16, 32, 64, 128, 160, 192, 224, 256, 512};
-constexpr std::string_view kBucketLabels[kNumBatchBuckets] = {"1",   "2",   "4",   "8",   "16",  "32",  "64",
-                                                              "128", "160", "192", "224", "256", ">256"};
+// Each bucket's rows (its label; it is tuned at them).
+constexpr std::int64_t kBucketRows[kNumBatchBuckets] = {1, 2, 4, 8, 16, 32, 64, 128, 160, 192, 224, 256};
+constexpr std::string_view kBucketLabels[kNumBatchBuckets] = {"1",  "2",   "4",   "8",   "16",  "32",
+                                                              "64", "128", "160", "192", "224", "256"};
 
 }  // namespace
 
-int batch_bucket(std::int64_t rows) {
+std::int64_t batch_part_rows(std::int64_t rows) {
   if (rows < 1) throw InvalidArgument(fmt::format("batch rows must be >= 1 (got {})", rows));
-  const auto* const it = std::lower_bound(kBucketRows, kBucketRows + kNumBatchBuckets - 1, rows);
-  return int(it - kBucketRows);  // past 256: the last bucket
+  const std::int64_t parts = (rows + kMaxBucketRows - 1) / kMaxBucketRows;
+  return (rows + parts - 1) / parts;
+}
+
+int batch_bucket(std::int64_t rows) {
+  const std::int64_t part = batch_part_rows(rows);
+  return int(std::lower_bound(kBucketRows, kBucketRows + kNumBatchBuckets, part) - kBucketRows);
+}
+
+int batch_bucket_max(std::int64_t rows) {
+  // Up to 256 rows the bucket grows with the rows; 256 itself is the last.
+  return rows >= kMaxBucketRows ? kNumBatchBuckets - 1 : batch_bucket(rows);
 }
 
 std::string_view batch_bucket_label(int bucket) {
@@ -42,7 +52,7 @@ int parse_batch_bucket(std::string_view label) {
   for (int b = 0; b < kNumBatchBuckets; ++b)
     if (kBucketLabels[b] == label) return b;
   throw InvalidArgument(
-      fmt::format("unknown batch bucket '{}' (want 1, 2, 4, ..., 128, 160, 192, 224, 256 or >256)", label));
+      fmt::format("unknown batch bucket '{}' (want 1, 2, 4, ..., 128, 160, 192, 224 or 256)", label));
 }
 
 std::string_view to_string(MatchLevel level) {

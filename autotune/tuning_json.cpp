@@ -5,7 +5,7 @@
 //                      "sm_clock_khz", "memory_clock_khz", "driver_version",
 //                      "cuda_version", "nvrtc_version", "generator_version" },
 //     "entries": [ { "gpu_name", "multiprocessors", "compute_capability",
-//                    "dtype", "vocab", "d_model", "bucket": "1".."256"|">256",
+//                    "dtype", "vocab", "d_model", "bucket": "1".."256",
 //                    "configs": [ { "spec", "params" (optional), "median_us",
 //                                   "floor_us", "timestamp",
 //                                   "method": "flushed"|"interleaved" (optional,
@@ -13,6 +13,10 @@
 //
 // Import is strict: unknown keys, wrong types, bad spec strings, unknown
 // dtype/arch names all throw FileError naming the source and the JSON path.
+// One exception: entries of the ">256" bucket (files written before session
+// 35, when batches past 256 rows had a bucket of their own) are checked like
+// any other and then skipped: such batches now use the bucket of their parts
+// (batch_part_rows).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -30,6 +34,7 @@ namespace {
 using nlohmann::json;
 constexpr const char* kSchema = "fusedsample-tuning";
 constexpr int kVersion = 1;
+constexpr std::string_view kRetiredBucketLabel = ">256";  // see the header comment
 
 std::string cc_string(int major, int minor) { return fmt::format("{}.{}", major, minor); }
 
@@ -245,7 +250,8 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source) {
     key.vocab = c.integer(c.field(en, p, "vocab"), p + "/vocab", 1, std::numeric_limits<std::int64_t>::max());
     key.d_model = c.integer(c.field(en, p, "d_model"), p + "/d_model", 1, std::numeric_limits<std::int64_t>::max());
     const std::string bucket = c.str(c.field(en, p, "bucket"), p + "/bucket");
-    key.bucket = c.wrap(p + "/bucket", [&] { return parse_batch_bucket(bucket); });
+    const bool retired = bucket == kRetiredBucketLabel;
+    if (!retired) key.bucket = c.wrap(p + "/bucket", [&] { return parse_batch_bucket(bucket); });
     const json& configs = c.field(en, p, "configs");
     if (!configs.is_array()) c.fail(p + "/configs", fmt::format("expected an array, got {}", configs.type_name()));
     for (std::size_t j = 0; j < configs.size(); ++j) {
@@ -261,7 +267,7 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source) {
         const std::string method = c.str(cfg["method"], cp + "/method");
         m.method = c.wrap(cp + "/method", [&] { return parse_timing_method(method); });
       }
-      db.record(key, m);
+      if (!retired) db.record(key, m);
     }
   }
   return db;

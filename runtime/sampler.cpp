@@ -52,7 +52,7 @@ struct Sampler::Impl {
   std::array<std::atomic<runtime::LoadedModule*>, kNumBatchBuckets> by_bucket{};  // batch_bucket()
   std::atomic<runtime::LoadedModule*> logits_module{nullptr};
   runtime::DeviceMemory workspace;
-  runtime::OperandMapCache weights_map, hidden_map;  // tensor maps of the TMA-fed variants
+  runtime::OperandMapCache weights_map, hidden_map, hidden_tail_map;  // tensor maps of the TMA-fed variants
 
   Impl(const SamplerOptions& o) : options(o), ctx(o.device) {}
 
@@ -202,11 +202,11 @@ struct Sampler::Impl {
     p.staging = spec.stage_in_l2 ? reinterpret_cast<float*>(staging) : nullptr;
     p.partials = spec.stream_k ? reinterpret_cast<float*>(staging + staged) : nullptr;
     p.sk_flags = spec.stream_k ? reinterpret_cast<fs_u32*>(workspace.get() + kFlagsOffset) : nullptr;
-    // The TMA-fed kernels take the tensor maps of W and H after the block
-    // (cuLaunchKernel copies them; the caches only save re-encoding).
-    // In a cluster the operand the blocks share is copied in slices, one per
-    // block (templates/tma_boxes.cuh): its map's box is a slice.
-    void* args[3] = {&p, nullptr, nullptr};
+    // The TMA-fed kernels take the tensor maps of W and H after the block,
+    // then H's tail map (cuLaunchKernel copies them; the caches only save
+    // re-encoding). In a cluster the operand the blocks share is copied in
+    // slices, one per block (templates/tma_boxes.cuh): its map's box is a slice.
+    void* args[4] = {&p, nullptr, nullptr, nullptr};
     if (uses_tma(spec.variant)) {
       const bool share_w = fs_cluster_shares_w(ceil_div(a.rows, spec.tile_n), spec.cluster);
       const bool share_h = spec.cluster > 1 && !share_w;
@@ -215,11 +215,17 @@ struct Sampler::Impl {
                                                           fs_tma_box_rows(spec.tile_v, share_w, spec.cluster),
                                                           box_cols, spec.l2_promotion, "weights"));
       // H: a slice of the tile in a cluster sharing it; else the tile, or only the batch's rows where they are
-      // fewer (fs_tma_h_box_rows: the kernel's copies expect the same box).
+      // fewer; the tail map only the last batch tile's rows (fs_tma_h_box_rows, fs_tma_h_tail_rows: the
+      // kernel's copies expect the same boxes).
       const int h_box = share_h ? fs_tma_box_rows(spec.tile_n, true, spec.cluster)
                                 : fs_tma_h_box_rows(a.rows, spec.tile_n, spec.cluster);
+      const int h_tail = share_h ? h_box : fs_tma_h_tail_rows(a.rows, spec.tile_n, spec.cluster);
       args[2] = const_cast<CUtensorMap*>(&hidden_map.get(hidden, options.dtype, a.rows, options.hidden, h_box,
                                                          box_cols, spec.l2_promotion, "hidden_states"));
+      args[3] = h_tail == h_box ? args[2]
+                                : const_cast<CUtensorMap*>(&hidden_tail_map.get(hidden, options.dtype, a.rows,
+                                                                                options.hidden, h_tail, box_cols,
+                                                                                spec.l2_promotion, "hidden_states"));
     }
     FS_CU(cuLaunchKernel(m.fused(), unsigned(blocks), 1, 1, unsigned(spec.threads()), 1, 1,
                          unsigned(spec.shared_bytes()), reinterpret_cast<CUstream>(stream), args, nullptr));
@@ -257,9 +263,10 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
     throw InvalidArgument(fmt::format("reserve({}, {}): rows and num_samples must be >= 1", rows, num_samples));
   impl_->ctx.make_current();
   // Every bucket's module, and room for the largest staging any of them
-  // needs (a launch never uses more blocks than fit at once).
+  // needs (a launch never uses more blocks than fit at once). A batch past
+  // 256 rows uses the bucket of its parts (batch_part_rows): batch_bucket_max.
   std::size_t staging = 0;
-  for (int b = 0; b <= batch_bucket(rows); ++b) {
+  for (int b = 0; b <= batch_bucket_max(rows); ++b) {
     runtime::LoadedModule& m = *impl_->module_for(bucket_rows(b));
     staging = std::max(staging, Impl::staging_bytes(m.spec(), m.resident_blocks()));
   }

@@ -208,7 +208,9 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
 #endif
 
   const fs_i64 n_tiles = (p.rows + FS_TN - 1) / FS_TN;
-  [[maybe_unused]] const int hrows = fs_tma_h_box_rows(p.rows, FS_TN, FS_CLUSTER);  // H rows per copy (the map's box)
+  // H's maps and the rows of their boxes (tma_boxes.cuh).
+  [[maybe_unused]] const fs_tma_h_maps hmaps{&tmap_h, &tmap_ht, fs_tma_h_box_rows(p.rows, FS_TN, FS_CLUSTER),
+                                             fs_tma_h_tail_rows(p.rows, FS_TN, FS_CLUSTER), n_tiles - 1};
   const fs_i64 groups = fs_cluster_groups(p.num_vtiles, n_tiles, FS_CLUSTER);
   [[maybe_unused]] const fs_i64 first = blockIdx.x / FS_CLUSTER, step = gridDim.x / FS_CLUSTER;
   const int ktiles = (int)((p.hidden_dim + FS_TD - 1) / FS_TD);
@@ -226,14 +228,14 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #endif
     if (threadIdx.x == 0)
-      fs_tma_produce_sk<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles, sched, hrows);
+      fs_tma_produce_sk<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, hmaps, Ws, Hs, full, empty, n_tiles, sched);
 #elif !FS_PRODUCER_WG
     if (threadIdx.x == 0)
-      fs_tma_produce<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles,
-                                                                 groups, ktiles, hrows);
+      fs_tma_produce<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, hmaps, Ws, Hs, full, empty, n_tiles,
+                                                                 groups, ktiles);
 #else
-    fs_tma_producer_warpgroup<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, &tmap_h, Ws, Hs, full, empty,
-                                                                          n_tiles, groups, ktiles, hrows);
+    fs_tma_producer_warpgroup<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_CLUSTER>(&tmap_w, hmaps, Ws, Hs, full, empty,
+                                                                          n_tiles, groups, ktiles);
 #endif
   } else if (wg == 1 || wg == 2) {
 #if FS_PRODUCER_WG && FS_CONSUMER_REGS != 128

@@ -72,8 +72,10 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS, 1) fs_fused_kernel(FS_T
 
   if (wg == 0) {
     // Producer: every stage of every tile of this block, in order.
-    fs_tma_producer_warpgroup<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, &tmap_h, Ws, Hs, full, empty, n_tiles,
-                                                              total_tiles, ktiles, fs_tma_h_box_rows(p.rows, FS_TN, 1));
+    const fs_tma_h_maps hmaps{&tmap_h, &tmap_ht, fs_tma_h_box_rows(p.rows, FS_TN, 1), fs_tma_h_tail_rows(p.rows, FS_TN, 1),
+                              n_tiles - 1};
+    fs_tma_producer_warpgroup<FS_TV, FS_TN, FS_TD, FS_STAGES>(&tmap_w, hmaps, Ws, Hs, full, empty, n_tiles, total_tiles,
+                                                              ktiles);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
     const int c = wg - 1, wq = tid >> 5, lane = tid & 31;

@@ -17,9 +17,11 @@ struct __align__(64) fs_tmap {
 };
 
 // The parameters of every TMA-fed kernel, in the order the runtime passes
-// them (runtime/sampler.cpp): the block, then the maps of W and H.
-#define FS_TMA_KERNEL_PARAMS \
-  const fs_fused_params p, const __grid_constant__ fs_tmap tmap_w, const __grid_constant__ fs_tmap tmap_h
+// them (runtime/sampler.cpp): the block, then the maps of W and H, then H's
+// tail map (the last batch tile's box: tma_boxes.cuh, fs_tma_h_tail_rows).
+#define FS_TMA_KERNEL_PARAMS                                                                                 \
+  const fs_fused_params p, const __grid_constant__ fs_tmap tmap_w, const __grid_constant__ fs_tmap tmap_h, \
+      const __grid_constant__ fs_tmap tmap_ht
 
 // Expect `bytes` more transaction bytes on the barrier and arrive once.
 __device__ __forceinline__ void fs_mbar_arrive_expect_tx(fs_u64* bar, unsigned bytes) {

@@ -25,6 +25,17 @@ FS_HD int fs_tma_box_rows(int rows, bool shared, int cluster) {
 // N = 96 launch 1.8 x slower than the same kernel on zero-padded H
 // (BENCHMARKS.md, session 34). The stage rows past the box keep stale data;
 // the MMAs turn them into logits of columns past N, which nothing samples.
+// This is the box of the head map, which copies every batch tile but the last.
 FS_HD constexpr int fs_tma_h_box_rows(fs_i64 n, int tn, int cluster) {
   return cluster == 1 && n < tn ? (int)((n + 7) / 8 * 8) : tn;
+}
+
+// The box of the tail map, which copies the last batch tile of the n rows:
+// that tile's rows, rounded up to 8 (no cluster; in a cluster the head
+// map's box). With one batch tile it is fs_tma_h_box_rows; with several,
+// a partial last tile (n = 300 in tiles of 160: 140 rows) is copied without
+// reaching past the tensor (session 35).
+FS_HD constexpr int fs_tma_h_tail_rows(fs_i64 n, int tn, int cluster) {
+  const fs_i64 last = n - (n - 1) / tn * tn;  // the last tile's rows, 1..tn
+  return cluster == 1 ? (int)((last + 7) / 8 * 8) : tn;
 }

@@ -39,9 +39,26 @@ __device__ __forceinline__ void fs_tma_load_boxes(fs_u16* dst, const fs_tmap* ma
   }
 }
 
+// H's two maps: the head map copies every batch tile but the last (box of
+// head_rows, fs_tma_h_box_rows), the tail map the last, tile n_tiles - 1
+// (box of tail_rows, fs_tma_h_tail_rows: the same map when the last tile is
+// whole).
+struct fs_tma_h_maps {
+  const fs_tmap* head;
+  const fs_tmap* tail;
+  int head_rows, tail_rows;
+  fs_i64 last;  // n_tiles - 1
+  __device__ __forceinline__ const fs_tmap* map(fs_i64 ntile) const { return ntile == last ? tail : head; }
+  __device__ __forceinline__ int rows(fs_i64 ntile) const { return ntile == last ? tail_rows : head_rows; }
+  __device__ __forceinline__ void prefetch() const {
+    fs_tma_prefetch_map(head);
+    if (tail != head) fs_tma_prefetch_map(tail);
+  }
+};
+
 // Stage `it` of the producer's sequence: waits until the consumers have
 // freed it (from its second round on), announces its bytes on `full` (a W
-// box of TV rows, an H box of hrows, fs_tma_h_box_rows), and returns its
+// box of TV rows, an H box of hrows: fs_tma_h_maps::rows), and returns its
 // index in the ring.
 template <int TV, int TN, int TD, int STAGES>
 __device__ __forceinline__ int fs_tma_stage_begin(fs_u64* full, fs_u64* empty, fs_i64 it, int hrows) {
@@ -53,14 +70,14 @@ __device__ __forceinline__ int fs_tma_stage_begin(fs_u64* full, fs_u64* empty, f
   return st;
 }
 
-// hrows: the H rows of a stage, fs_tma_h_box_rows (TN in a cluster: the
+// hm: H's maps and the rows of their boxes per stage (TN in a cluster: the
 // blocks' slices of a shared H box add up to the whole tile).
 template <int TV, int TN, int TD, int STAGES, int CLUSTER = 1>
-__device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws, fs_u16* Hs,
+__device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_tma_h_maps& hm, fs_u16* Ws, fs_u16* Hs,
                                                fs_u64* full, fs_u64* empty, fs_i64 n_tiles, fs_i64 groups,
-                                               int ktiles, int hrows) {
+                                               int ktiles) {
   fs_tma_prefetch_map(tmap_w);
-  fs_tma_prefetch_map(tmap_h);
+  hm.prefetch();
   const fs_u64 stream_once = fs_l2_policy_evict_first(), reused = fs_l2_policy_evict_last();
   const int rank = (int)(blockIdx.x % CLUSTER);
   const bool share_w = fs_cluster_shares_w(n_tiles, CLUSTER);
@@ -74,6 +91,8 @@ __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_t
   for (fs_i64 g = blockIdx.x / CLUSTER; g < groups; g += gridDim.x / CLUSTER) {
     const fs_tile_ref t = fs_cluster_tile(g, rank, n_tiles, CLUSTER);
     const int v0 = (int)t.vtile * TV, n0 = (int)t.ntile * TN;
+    const fs_tmap* const tmap_h = hm.map(t.ntile);
+    const int hrows = hm.rows(t.ntile);
     for (int kt = 0; kt < ktiles; ++kt, ++it) {
       const int st = fs_tma_stage_begin<TV, TN, TD, STAGES>(full, empty, it, hrows);
       // A stage of W is TD / BC swizzled boxes of BC columns side by side
@@ -103,18 +122,20 @@ __device__ __forceinline__ void fs_tma_produce(const fs_tmap* tmap_w, const fs_t
 // The producer of a stream-K schedule (stream_k.cuh; no cluster): the k-steps
 // [k0, k1) of each of the block's units, one stage each, in order.
 template <int TV, int TN, int TD, int STAGES>
-__device__ __forceinline__ void fs_tma_produce_sk(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws, fs_u16* Hs,
-                                                  fs_u64* full, fs_u64* empty, fs_i64 n_tiles,
-                                                  const fs_sk_schedule& sched, int hrows) {
+__device__ __forceinline__ void fs_tma_produce_sk(const fs_tmap* tmap_w, const fs_tma_h_maps& hm, fs_u16* Ws,
+                                                  fs_u16* Hs, fs_u64* full, fs_u64* empty, fs_i64 n_tiles,
+                                                  const fs_sk_schedule& sched) {
   fs_tma_prefetch_map(tmap_w);
-  fs_tma_prefetch_map(tmap_h);
+  hm.prefetch();
   const fs_u64 stream_once = fs_l2_policy_evict_first(), reused = fs_l2_policy_evict_last();
   fs_i64 it = 0;
   const int nt = (int)n_tiles;  // tiles < 2^31 (the sampler's limit)
   fs_sk_walk at = fs_sk_walk_start(sched, (int)blockIdx.x);
   fs_sk_unit u;
   while (fs_sk_walk_next(at, u)) {
-    const int v0 = u.tile / nt * TV, n0 = u.tile % nt * TN;
+    const int v0 = u.tile / nt * TV, ntile = u.tile % nt, n0 = ntile * TN;
+    const fs_tmap* const tmap_h = hm.map(ntile);
+    const int hrows = hm.rows(ntile);
     for (int kt = u.k0; kt < u.k1; ++kt, ++it) {
       const int st = fs_tma_stage_begin<TV, TN, TD, STAGES>(full, empty, it, hrows);
       fs_tma_load_boxes<TV, TD>(Ws + st * TV * TD, tmap_w, kt * TD, v0, &full[st], stream_once);
@@ -140,12 +161,12 @@ __device__ __forceinline__ void fs_tma_ring_init(fs_u64* full, fs_u64* empty, in
 // Warpgroup 0 of a TMA-fed kernel: gives up registers for the consumers
 // (setmaxnreg, the whole warpgroup) and lets one thread run the producer loop.
 template <int TV, int TN, int TD, int STAGES, int CLUSTER = 1>
-__device__ __forceinline__ void fs_tma_producer_warpgroup(const fs_tmap* tmap_w, const fs_tmap* tmap_h, fs_u16* Ws,
+__device__ __forceinline__ void fs_tma_producer_warpgroup(const fs_tmap* tmap_w, const fs_tma_h_maps& hm, fs_u16* Ws,
                                                           fs_u16* Hs, fs_u64* full, fs_u64* empty, fs_i64 n_tiles,
-                                                          fs_i64 groups, int ktiles, int hrows) {
+                                                          fs_i64 groups, int ktiles) {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
   if ((threadIdx.x & 127) == 0)
-    fs_tma_produce<TV, TN, TD, STAGES, CLUSTER>(tmap_w, tmap_h, Ws, Hs, full, empty, n_tiles, groups, ktiles, hrows);
+    fs_tma_produce<TV, TN, TD, STAGES, CLUSTER>(tmap_w, hm, Ws, Hs, full, empty, n_tiles, groups, ktiles);
 }
 
 // The `empty` arrivals of a stage's consumers, one per consumer warp, after

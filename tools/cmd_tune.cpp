@@ -74,7 +74,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
       .option("batches", "LIST",
               "batch buckets (1, 2, 4, ..., 128, 160, 192, 224, 256): a range \"1-256\" (every bucket in it) or a "
               "list \"1,8,64\"; "
-              "a size between buckets means the next one up, above 256 the '>256' bucket (tuned at 512 rows)",
+              "a size between buckets means the next one up; above 256 rows, the bucket of k = ceil(N / 256) equal parts",
               "1-256")
       .option("budget", "SECONDS", "wall-clock budget, compilation included; once spent no new candidate is "
               "timed (each bucket's default is timed first); 0 = none", "600")

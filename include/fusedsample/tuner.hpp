@@ -93,9 +93,10 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
 // ---------------------------------------------------------------------------
 
 // (The rows a bucket is tuned at: bucket_rows, tuning_db.hpp.)
-// "1-256" -> every bucket from batch_bucket(1) to batch_bucket(256);
-// "1,8,64" -> those buckets; a plain "N" -> batch_bucket(N). Sorted, without
-// duplicates. Throws InvalidArgument naming the bad part.
+// "1-256" -> every bucket that serves a batch size in the range
+// (batch_bucket: past 256 rows the bucket of a part); "1,8,64" -> those
+// buckets; a plain "N" -> batch_bucket(N). Sorted, without duplicates.
+// Throws InvalidArgument naming the bad part.
 std::vector<int> parse_batch_list(std::string_view text);
 
 // ---------------------------------------------------------------------------

@@ -16,16 +16,25 @@
 namespace fusedsample {
 
 // Batch buckets: rows 1, 2, 4, ..., 128, then 160, 192, 224, 256 (index
-// 0..11), and ">256" (index 12). Rows between buckets use the next bucket up.
+// 0..11). Rows between buckets use the next bucket up.
 // Above 128 rows the steps are 32 rows: a batch of 129..255 rows in the next
 // power of two's config ran up to 1.9 x the unfused pipeline's time on an
 // H200 (a second batch tile, or one of 256 columns, most of them past N;
 // BENCHMARKS.md, session 34), so those batches get tiles fitted to them.
-inline constexpr int kNumBatchBuckets = 13;
-int batch_bucket(std::int64_t rows);             // bucket index; throws InvalidArgument for rows < 1
-std::string_view batch_bucket_label(int bucket);  // "1", "2", ..., "128", "160", "192", "224", "256", ">256"
+// A batch of more than 256 rows is k = ceil(rows / 256) equal parts of
+// batch_part_rows(rows) <= 256 rows and uses the bucket of one part: its
+// config's batch tiles, fitted to a part, cover the batch with as few rows
+// past it (until session 35 a ">256" bucket, untuned on the H200, ran
+// N = 257..1024 at 1.5-2.2 x the unfused pipeline's time). Files of older
+// versions may still hold ">256" entries: they are skipped when read.
+inline constexpr int kNumBatchBuckets = 12;
+inline constexpr std::int64_t kMaxBucketRows = 256;
+std::int64_t batch_part_rows(std::int64_t rows);  // rows, or ceil(rows / k) for k = ceil(rows / 256) parts; throws for rows < 1
+int batch_bucket(std::int64_t rows);              // bucket of batch_part_rows(rows); throws InvalidArgument for rows < 1
+int batch_bucket_max(std::int64_t rows);          // the largest bucket of any batch of 1..rows rows (Sampler::reserve)
+std::string_view batch_bucket_label(int bucket);  // "1", "2", ..., "128", "160", "192", "224", "256"
 int parse_batch_bucket(std::string_view label);  // inverse; throws InvalidArgument
-// The rows a bucket stands for (and is tuned at): its label, 512 for ">256".
+// The rows a bucket stands for (and is tuned at): its label.
 // Throws InvalidArgument for an index outside [0, kNumBatchBuckets).
 std::int64_t bucket_rows(int bucket);
 

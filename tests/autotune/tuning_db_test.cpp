@@ -49,9 +49,27 @@ TEST(BatchBucket, RowsMapToNextBucketUp) {
   EXPECT_EQ(label(225), "256");
   EXPECT_EQ(label(255), "256");
   EXPECT_EQ(label(256), "256");
-  EXPECT_EQ(label(257), ">256");
-  EXPECT_EQ(label(100000), ">256");
-  EXPECT_EQ(fs::batch_bucket(257), fs::kNumBatchBuckets - 1);
+  // Past 256 rows: k = ceil(N / 256) equal parts, the bucket of one part.
+  EXPECT_EQ(label(257), "160");  // 2 parts of 129
+  EXPECT_EQ(label(320), "160");
+  EXPECT_EQ(label(321), "192");  // 2 of 161
+  EXPECT_EQ(label(448), "224");
+  EXPECT_EQ(label(449), "256");
+  EXPECT_EQ(label(512), "256");
+  EXPECT_EQ(label(513), "192");  // 3 of 171
+  EXPECT_EQ(label(100000), "256");  // 391 of 256 (255.75)
+  EXPECT_EQ(fs::batch_part_rows(256), 256);
+  EXPECT_EQ(fs::batch_part_rows(257), 129);
+  EXPECT_EQ(fs::batch_part_rows(1000), 250);
+  EXPECT_THROW(fs::batch_part_rows(0), fs::InvalidArgument);
+  EXPECT_THROW(fs::parse_batch_bucket(">256"), fs::InvalidArgument);  // retired in session 35
+  // Sampler::reserve(rows) loads buckets 0..batch_bucket_max(rows): every bucket a batch of up to `rows` uses
+  // (batch_bucket(300) is 160's, but a batch of 256 rows needs bucket 256's).
+  int seen = 0;
+  for (std::int64_t r = 1; r <= 3000; ++r) {
+    seen = std::max(seen, fs::batch_bucket(r));
+    ASSERT_EQ(fs::batch_bucket_max(r), seen) << r;
+  }
   EXPECT_THROW(fs::batch_bucket(0), fs::InvalidArgument);
   for (int b = 0; b < fs::kNumBatchBuckets; ++b) EXPECT_EQ(fs::parse_batch_bucket(fs::batch_bucket_label(b)), b);
   EXPECT_THROW(fs::parse_batch_bucket("3"), fs::InvalidArgument);
@@ -352,8 +370,12 @@ TEST(TuningDb, BuiltinTableIsOurTuningRuns) {
   EXPECT_TRUE(buckets_per_shape.count("NVIDIA H200 128256 8192"));
   EXPECT_TRUE(buckets_per_shape.count("NVIDIA H100 80GB HBM3 151936 4096"));
   EXPECT_TRUE(buckets_per_shape.count("NVIDIA H100 80GB HBM3 128256 8192"));
-  // No measurement above 256 rows: default.
-  EXPECT_EQ(fs::tuned_spec(empty, kH200, DType::bf16, 151936, 4096, 257, Arch::sm_90).level,
+  // Past 256 rows the bucket of a part: 257 rows are two parts of 129 (bucket 160).
+  const auto big = fs::tuned_spec(empty, kH200, DType::bf16, 151936, 4096, 257, Arch::sm_90);
+  EXPECT_EQ(big.level, MatchLevel::exact_device);
+  EXPECT_EQ(big.spec.to_string(), fs::tuned_spec(empty, kH200, DType::bf16, 151936, 4096, 160, Arch::sm_90).spec.to_string());
+  // No measurement for a shape or GPU of another architecture: default.
+  EXPECT_EQ(fs::tuned_spec(empty, {"NVIDIA A100", 108, 8, 0}, DType::bf16, 151936, 4096, 257, Arch::sm_80).level,
             MatchLevel::builtin_default);
   // Another Hopper GPU falls back to a table of the same architecture; a user
   // entry for it wins over that.

@@ -54,7 +54,7 @@ TEST(TuningJson, RoundTripKeepsEverything) {
   EXPECT_EQ(doc["schema"], "fusedsample-tuning");
   EXPECT_EQ(doc["version"], 1);
   EXPECT_EQ(doc["environment"]["nvrtc_version"], "12.8");
-  EXPECT_EQ(doc["entries"][1]["bucket"], ">256");
+  EXPECT_EQ(doc["entries"][1]["bucket"], "256");
   EXPECT_EQ(doc["entries"][0]["configs"][0]["params"]["tile_d"], 128);
   EXPECT_EQ(doc["entries"][0]["configs"][0]["method"], "flushed");
   EXPECT_EQ(doc["entries"][1]["configs"][1]["method"], "interleaved");
@@ -108,6 +108,22 @@ TEST(TuningJson, ConfigsWithoutMethodWereFlushed) {
   expect_refused_doc(doc, {"/entries/1/configs/1/method", "unknown timing method 'sequential'"});
   doc["entries"][1]["configs"][1]["method"] = 1;
   expect_refused_doc(doc, {"/entries/1/configs/1/method", "expected a string"});
+}
+
+// Until session 35 batches past 256 rows had a ">256" bucket; they now use
+// the bucket of their parts (batch_part_rows), so such entries are checked
+// and skipped: an old file still imports, and a bad entry is still refused.
+TEST(TuningJson, RetiredBucketEntriesAreCheckedThenSkipped) {
+  json doc = sample_json();
+  doc["entries"][1]["bucket"] = ">256";
+  const fs::TuningDb back = fs::tuning_db_from_json(doc.dump());
+  ASSERT_EQ(back.entries().size(), 1u);
+  EXPECT_EQ(back.entries()[0].key.bucket, fs::batch_bucket(8));
+  doc["entries"][1]["configs"][0]["spec"] = "bf16 sm_90 nope";
+  expect_refused_doc(doc, {"/entries/1/configs/0"});
+  doc = sample_json();
+  doc["entries"][1]["bucket"] = ">512";
+  expect_refused_doc(doc, {"/entries/1/bucket", "unknown batch bucket '>512'"});
 }
 
 TEST(TuningJson, RefusesMalformedJson) {

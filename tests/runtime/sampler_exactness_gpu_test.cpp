@@ -36,7 +36,9 @@ using testing::to_device_bytes;
 using namespace testing::exactness_tests;
 
 // V not a multiple of any T_V (1, 7, 100, 1000, 4099, 32013, 70001); N not a
-// multiple of T_N (N = 200: the batch bucket 224, tiles fitted to the batch);
+// multiple of T_N (N = 200: the batch bucket 224, tiles fitted to the batch;
+// N = 300: two parts of 150, the bucket 160; the last batch tile partial, copied
+// through H's tail map by the TMA-fed variants);
 // d a multiple of 8, 520 not a multiple of 16 or of any T_d.
 // V * d * N <= 2.2e8 per case keeps the double-precision reference cheap.
 // V = 70001 gives every block of a persistent grid (one block per SM on an
@@ -46,7 +48,7 @@ using namespace testing::exactness_tests;
 constexpr Shape kShapes[] = {
     {1, 64, 3, 3},      {7, 256, 17, 1},     {7, 64, 1, 3},        {100, 520, 100, 3},  {1000, 64, 256, 1},
     {1000, 256, 3, 3},  {4099, 256, 16, 3},  {4099, 520, 100, 1},  {32013, 520, 1, 3},  {32013, 64, 64, 1},
-    {70001, 64, 40, 1},  {4099, 256, 200, 1},
+    {70001, 64, 40, 1},  {4099, 256, 200, 1}, {1000, 64, 300, 3},
 };
 
 // Random W [Vmax(d), d] and H [Nmax(d), d] for each d the shapes use; a case

@@ -95,6 +95,20 @@ TEST(ClusterTiles, SharedBoxSlices) {
       const int r = fs_tma_h_box_rows(n, tn, 1);
       EXPECT_TRUE(r % 8 == 0 && r <= tn && r >= std::min<long long>(n, tn)) << n << " " << tn;
     }
+  // The tail map's box (the last batch tile): its rows inside the batch, whole 8-row atoms (session 35: N = 300 in
+  // tiles of 160 copied 160 rows for the last tile's 140).
+  EXPECT_EQ(fs_tma_h_tail_rows(300, 160, 1), 144);
+  EXPECT_EQ(fs_tma_h_tail_rows(257, 256, 1), 8);
+  EXPECT_EQ(fs_tma_h_tail_rows(512, 256, 1), 256);  // a whole last tile: the head map's box
+  EXPECT_EQ(fs_tma_h_tail_rows(96, 256, 1), 96);    // one tile: the head map's box
+  EXPECT_EQ(fs_tma_h_tail_rows(300, 128, 2), 128);  // clusters: the head map's box
+  for (int tn = 8; tn <= 256; tn += 8)
+    for (long long n = 1; n <= 700; ++n) {
+      const int r = fs_tma_h_tail_rows(n, tn, 1);
+      const long long last = n - (n - 1) / tn * tn;  // rows of the last tile
+      EXPECT_TRUE(r % 8 == 0 && r <= tn && r >= last && r < last + 8) << n << " " << tn;
+      if (n <= tn) EXPECT_EQ(r, fs_tma_h_box_rows(n, tn, 1)) << n << " " << tn;
+    }
   EXPECT_EQ(fs_tma_box_cols(32), 32);
   EXPECT_EQ(fs_tma_box_cols(64), 64);
   EXPECT_EQ(fs_tma_box_cols(128), 64);  // two boxes side by side
