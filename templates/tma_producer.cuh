@@ -41,8 +41,9 @@ __device__ __forceinline__ void fs_tma_load_boxes(fs_u16* dst, const fs_tmap* ma
 
 // H's two maps: the head map copies every batch tile but the last (box of
 // head_rows, fs_tma_h_box_rows), the tail map the last, tile n_tiles - 1
-// (box of tail_rows, fs_tma_h_tail_rows: the same map when the last tile is
-// whole).
+// (box of tail_rows, fs_tma_h_tail_rows; when the last tile is whole the host
+// passes the head map's contents again). Two kernel parameters, so two
+// descriptors to prefetch whatever they hold.
 struct fs_tma_h_maps {
   const fs_tmap* head;
   const fs_tmap* tail;
@@ -52,7 +53,7 @@ struct fs_tma_h_maps {
   __device__ __forceinline__ int rows(fs_i64 ntile) const { return ntile == last ? tail_rows : head_rows; }
   __device__ __forceinline__ void prefetch() const {
     fs_tma_prefetch_map(head);
-    if (tail != head) fs_tma_prefetch_map(tail);
+    fs_tma_prefetch_map(tail);
   }
 };
 
