@@ -62,6 +62,10 @@ struct Options {
   // (identical noise in every row: the worst case for the register
   // epilogue's first tile, whose passing groups then pass in every column).
   bool seed_per_row = true;
+  // --fs_dtype=bf16|fp16: W, H, the fused and unfused samplers' heads and
+  // cuBLAS's operands and output (fp16 heads take the bf16 tuning where they
+  // have none of their own: tuning_twin).
+  fs::DType dtype = fs::DType::bf16;
 };
 
 const char* order_text(Options::Order o) {
@@ -93,8 +97,8 @@ ShapeState& shape_state(fb::Shape s) {
   auto& st = g_shapes[{s.vocab, s.hidden}];
   if (!st.data) {
     const std::int64_t rows = fb::data_rows(g_opt.rows);
-    st.data = fb::make_shape_data(s, fs::DType::bf16, rows, g_opt.logit_std);
-    st.sampler = std::make_unique<fs::Sampler>(fs::SamplerOptions{.vocab = s.vocab, .hidden = s.hidden, .dtype = fs::DType::bf16});
+    st.data = fb::make_shape_data(s, g_opt.dtype, rows, g_opt.logit_std);
+    st.sampler = std::make_unique<fs::Sampler>(fs::SamplerOptions{.vocab = s.vocab, .hidden = s.hidden, .dtype = g_opt.dtype});
     st.sampler->reserve(rows, 1);
   }
   return st;
@@ -150,7 +154,7 @@ fs::Sampler& forced_sampler(fb::Shape s, const std::string& spec_text) {
   static std::map<std::string, std::unique_ptr<fs::Sampler>> samplers;
   auto& sampler = samplers[fmt::format("{}x{}:{}", s.vocab, s.hidden, spec_text)];
   if (!sampler) {
-    fs::SamplerOptions o{.vocab = s.vocab, .hidden = s.hidden, .dtype = fs::DType::bf16};
+    fs::SamplerOptions o{.vocab = s.vocab, .hidden = s.hidden, .dtype = g_opt.dtype};
     o.spec = fs::KernelSpec::parse(spec_text);
     sampler = std::make_unique<fs::Sampler>(o);
   }
@@ -191,8 +195,8 @@ struct Lines {
         w(st.data->weights.as<void>()),
         h(st.data->hidden.as<void>()),
         l(st.data->logits.as<float>()),
-        gemm(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/false, nullptr),
-        gemm32(fs::DType::bf16, s.vocab, s.hidden, n, /*out_fp32=*/true, nullptr) {
+        gemm(g_opt.dtype, s.vocab, s.hidden, n, /*out_fp32=*/false, nullptr),
+        gemm32(g_opt.dtype, s.vocab, s.hidden, n, /*out_fp32=*/true, nullptr) {
     gemm.autotune(w, h, l);
     gemm32.autotune(w, h, l);
   }
@@ -294,6 +298,10 @@ void parse_own_flags(int& argc, char** argv) {
     else if (a.rfind("--fs_seeds=", 0) == 0) throw std::invalid_argument("unknown " + a + " (rows or one)");
     else if (a.rfind("--fs_order=", 0) == 0) throw std::invalid_argument("unknown " + a + " (balanced, rotating or sequential)");
     else if (a.rfind("--fs_specs=", 0) == 0) g_opt.sweep_specs = fs::split_spec_list(a.substr(11));
+    else if (a.rfind("--fs_dtype=", 0) == 0) {
+      g_opt.dtype = fs::parse_dtype(a.substr(11));
+      if (g_opt.dtype == fs::DType::fp32) throw std::invalid_argument("--fs_dtype: bf16 or fp16 (cuBLAS's GEMM line is a tensor-core GEMM)");
+    }
     else if (a.rfind("--fs_shapes=", 0) == 0) {
       g_opt.shapes.clear();
       auto v = parse_list(a.substr(12));  // V,d,V,d,...
@@ -352,7 +360,7 @@ int main(int argc, char** argv) {
         dev.name, dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps,
         order_text(g_opt.order), g_opt.logit_std, g_opt.temperature,
         g_opt.seed_per_row ? "a seed per row" : "one seed for every row",
-        fb::summary_table(g_res) + fb::predecessor_table(g_res) +
+        fb::summary_table(g_res, fs::to_string(g_opt.dtype)) + fb::predecessor_table(g_res) +
             fb::sweep_table(g_res, g_opt.order != Options::Order::sequential));
     std::printf("%s\n", table.c_str());
     if (!g_opt.table_path.empty()) std::ofstream(g_opt.table_path) << table;

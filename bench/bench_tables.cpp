@@ -6,10 +6,10 @@
 
 namespace fusedsample::bench {
 
-std::string summary_table(const Results& r) {
+std::string summary_table(const Results& r, std::string_view dtype) {
   std::ostringstream o;
   for (const auto& [shape, rows] : r.lines) {
-    o << fmt::format("\n### V={}, d={} (bf16), median µs\n\n", shape.first, shape.second);
+    o << fmt::format("\n### V={}, d={} ({}), median µs\n\n", shape.first, shape.second, dtype);
     o << "| N | fused | floor | cuBLAS GEMM | unfused (GEMM+sample) | fused/floor | fused/cuBLAS | fused/unfused | fused GB/s |\n";
     o << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     const double wbytes = double(shape.first) * double(shape.second) * 2;

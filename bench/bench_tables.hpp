@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -34,10 +35,10 @@ struct Results {
       sweep;  // (V, d, N) -> forced spec -> median µs
 };
 
-// "### V=…, d=… (bf16), median µs" and the table of N, the four lines, fused over each
-// of the other three and fused GB/s (W's V d 2 bytes once per call); rows without a
-// fused time are left out.
-std::string summary_table(const Results& r);
+// "### V=…, d=… (bf16), median µs" (the dtype given) and the table of N, the four lines,
+// fused over each of the other three and fused GB/s (W's V d 2 bytes once per call);
+// rows without a fused time are left out.
+std::string summary_table(const Results& r, std::string_view dtype = "bf16");
 // The --fs_by_predecessor tables (empty without them).
 std::string predecessor_table(const Results& r);
 // The forced configs' table (empty without them); × cuBLAS only when the configs ran in the

@@ -27,6 +27,11 @@ TEST(BenchTables, SummaryRowsAreFusedOverEachLine) {
   EXPECT_EQ(t.find("| 2 |"), std::string::npos) << "a row without a fused time is printed:\n" << t;
 }
 
+TEST(BenchTables, SummaryHeadingNamesTheDtype) {
+  const std::string t = summary_table(two_rows(), "fp16");
+  EXPECT_NE(t.find("### V=1000, d=64 (fp16), median µs"), std::string::npos) << t;
+}
+
 TEST(BenchTables, SummaryWithoutAFloorPrintsNoInfinity) {
   Results r;
   r.lines[{1000, 64}][4] = LineTimes{0.0, 11.0, 0.0, 0.0};
