@@ -1,6 +1,7 @@
 // tuning_db.cpp: the in-memory tuning database: batch buckets, recording
 // and merging measurements, and the lookup: this GPU model and shape -> this
-// GPU model, the closest tuned shape -> the same compute capability -> default.
+// GPU model, the closest tuned shape -> the same compute capability -> default
+// (at each level the dtype's own entries, then its twin's).
 #include "fusedsample/tuning_db.hpp"
 
 #include <fmt/format.h>
@@ -53,6 +54,15 @@ int parse_batch_bucket(std::string_view label) {
     if (kBucketLabels[b] == label) return b;
   throw InvalidArgument(
       fmt::format("unknown batch bucket '{}' (want 1, 2, 4, ..., 128, 160, 192, 224 or 256)", label));
+}
+
+std::optional<DType> tuning_twin(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return DType::fp16;
+    case DType::fp16: return DType::bf16;
+    case DType::fp32: return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 std::string_view to_string(MatchLevel level) {
@@ -132,8 +142,9 @@ void TuningDb::merge(const TuningDb& other) {
 
 namespace {
 
-// The fastest config of `e` that parses and validates for `arch`.
-std::optional<KernelSpec> best_valid(const TuningEntry& e, Arch arch) {
+// The fastest config of `e` that parses and validates for `arch`, as a
+// kernel of `dtype` (e's own, or its twin's: tuning_twin).
+std::optional<KernelSpec> best_valid(const TuningEntry& e, Arch arch, DType dtype) {
   std::vector<const Measurement*> order;
   for (const auto& m : e.configs) order.push_back(&m);
   std::stable_sort(order.begin(), order.end(), [](const Measurement* a, const Measurement* b) { return ranks_before(*a, *b); });
@@ -144,6 +155,7 @@ std::optional<KernelSpec> best_valid(const TuningEntry& e, Arch arch) {
       // Only fused kernels sample from W and H; a `logits` spec samples given logits and would read W as
       // such (check_spec rejects one on import; a database built in memory may still hold it).
       if (s.dtype != e.key.dtype || s.variant == Variant::logits) continue;
+      s.dtype = dtype;
       s.validate();
       return s;
     } catch (const Error&) {
@@ -185,20 +197,33 @@ std::vector<const TuningEntry*> shape_candidates(std::initializer_list<const Tun
   return out;
 }
 
-// The first of `dbs`' answers at `level`.
-std::optional<TunedSpec> lookup_in(std::initializer_list<const TuningDb*> dbs, MatchLevel level,
-                                   const DeviceIdentity& device, DType dtype, std::int64_t vocab,
-                                   std::int64_t d_model, std::int64_t rows, Arch arch) {
+// The first of `dbs`' answers at `level` from entries tuned with `tuned`,
+// as a kernel of `dtype`.
+std::optional<TunedSpec> lookup_tuned_as(std::initializer_list<const TuningDb*> dbs, MatchLevel level,
+                                         const DeviceIdentity& device, DType dtype, DType tuned, std::int64_t vocab,
+                                         std::int64_t d_model, std::int64_t rows, Arch arch) {
   const int bucket = batch_bucket(rows);
   if (level == MatchLevel::exact_device) {
     for (const TuningDb* db : dbs)
-      if (const TuningEntry* e = db->find(TuningKey{device, dtype, vocab, d_model, bucket}))
-        if (auto s = best_valid(*e, arch)) return TunedSpec{*s, level};
+      if (const TuningEntry* e = db->find(TuningKey{device, tuned, vocab, d_model, bucket}))
+        if (auto s = best_valid(*e, arch, dtype)) return TunedSpec{*s, level, tuned};
     return std::nullopt;
   }
   if (level != MatchLevel::nearest_shape && level != MatchLevel::same_arch) return std::nullopt;
-  for (const TuningEntry* e : shape_candidates(dbs, level, device, dtype, vocab, d_model, bucket))
-    if (auto s = best_valid(*e, arch)) return TunedSpec{*s, level};
+  for (const TuningEntry* e : shape_candidates(dbs, level, device, tuned, vocab, d_model, bucket))
+    if (auto s = best_valid(*e, arch, dtype)) return TunedSpec{*s, level, tuned};
+  return std::nullopt;
+}
+
+// The first of `dbs`' answers at `level`: entries of `dtype`, then of its
+// twin (tuning_twin), so that an fp16 head on a GPU whose tables hold only
+// bf16 runs the tuned kernels, not default_spec().
+std::optional<TunedSpec> lookup_in(std::initializer_list<const TuningDb*> dbs, MatchLevel level,
+                                   const DeviceIdentity& device, DType dtype, std::int64_t vocab,
+                                   std::int64_t d_model, std::int64_t rows, Arch arch) {
+  if (auto s = lookup_tuned_as(dbs, level, device, dtype, dtype, vocab, d_model, rows, arch)) return s;
+  if (const auto twin = tuning_twin(dtype))
+    return lookup_tuned_as(dbs, level, device, dtype, *twin, vocab, d_model, rows, arch);
   return std::nullopt;
 }
 
@@ -225,7 +250,7 @@ TunedSpec tuned_spec(const TuningDb& user, const DeviceIdentity& device, DType d
   // together: the user's entry first for the same shape, else the closer shape.
   for (MatchLevel level : kLookupOrder)
     if (auto s = lookup_in({&user, &builtin_tuning_db()}, level, device, dtype, vocab, d_model, rows, arch)) return *s;
-  return TunedSpec{default_spec(dtype, arch, rows), MatchLevel::builtin_default};
+  return TunedSpec{default_spec(dtype, arch, rows), MatchLevel::builtin_default, dtype};
 }
 
 }  // namespace fusedsample

@@ -105,12 +105,22 @@ struct TuningEnvironment {
 // shapes on an H200 the H100's configs ran 5.9 % slower on average at N <= 64
 // than the H200's closest shape's, BENCHMARKS.md session 33); any GPU of the same compute capability, the same shape first, then the
 // closest; default_spec().
+// At each level a dtype's own entries come first, then its twin's
+// (tuning_twin), before the next level.
 enum class MatchLevel { exact_device, nearest_shape, same_arch, builtin_default };
 std::string_view to_string(MatchLevel);
 
+// The dtype whose tuned configs stand in for `dtype` where it has none:
+// fp16 <-> bf16 (same element size, same tensor-core rate on every GPU the
+// tables cover; their kernels differ only in the MMA's operand type), none
+// for fp32. Without it an fp16 head took default_spec() wherever only bf16
+// was tuned, the built-in H100/H200 tables included (BENCHMARKS.md session 36).
+std::optional<DType> tuning_twin(DType dtype);
+
 struct TunedSpec {
-  KernelSpec spec;
+  KernelSpec spec;  // of the dtype asked for
   MatchLevel level = MatchLevel::builtin_default;
+  DType tuned_as = DType::bf16;  // the entries' dtype: the one asked for, or its twin
 };
 
 class TuningDb {
@@ -129,8 +139,10 @@ class TuningDb {
 
   // The best stored spec for this device and shape, else for this device and
   // the closest V*d, else for any device of the same compute capability (same
-  // V and d preferred, then the closest V*d); nullopt if none. The spec's arch
-  // is set to `arch`; specs that do not validate for it are skipped.
+  // V and d preferred, then the closest V*d); nullopt if none. At each level
+  // entries of `dtype` first, then of its twin (tuning_twin), whose spec
+  // takes `dtype`. The spec's arch is set to `arch`; specs that do not
+  // validate for it are skipped.
   std::optional<TunedSpec> lookup(const DeviceIdentity& device, DType dtype, std::int64_t vocab,
                                   std::int64_t d_model, std::int64_t rows, Arch arch) const;
   // One level only: exact_device, nearest_shape or same_arch (builtin_default: nullopt).

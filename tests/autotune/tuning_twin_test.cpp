@@ -1,0 +1,142 @@
+// tuning_twin_test.cpp: a dtype without tuned entries takes its twin's
+// (fp16 <-> bf16) at each lookup level, before the next level; fp32 has none.
+// Before session 36 an fp16 head on an H100/H200 ran default_spec(): the
+// built-in tables hold bf16 only.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "fusedsample/compiler.hpp"
+#include "fusedsample/tuning_db.hpp"
+
+namespace fs = fusedsample;
+using fs::Arch;
+using fs::DType;
+using fs::MatchLevel;
+
+namespace {
+
+const fs::DeviceIdentity kH200{"NVIDIA H200", 132, 9, 0};
+const fs::DeviceIdentity kH100{"NVIDIA H100 80GB HBM3", 132, 9, 0};
+
+fs::Measurement meas(const std::string& spec, double median) {
+  return fs::Measurement{spec, median, 0, "2026-11-26T00:00:00Z", fs::TimingMethod::interleaved};
+}
+
+fs::TuningKey key(const fs::DeviceIdentity& d, DType dtype, std::int64_t rows, std::int64_t V = 1000,
+                  std::int64_t dm = 512) {
+  return fs::TuningKey{d, dtype, V, dm, fs::batch_bucket(rows)};
+}
+
+}  // namespace
+
+TEST(TuningTwin, Fp16AndBf16AreTwinsFp32HasNone) {
+  EXPECT_EQ(fs::tuning_twin(DType::fp16), DType::bf16);
+  EXPECT_EQ(fs::tuning_twin(DType::bf16), DType::fp16);
+  EXPECT_FALSE(fs::tuning_twin(DType::fp32).has_value());
+}
+
+TEST(TuningTwin, Fp16TakesTheBf16EntryAsAnFp16Spec) {
+  fs::TuningDb db;
+  db.record(key(kH200, DType::bf16, 16), meas("bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1", 5.0));
+  const auto r = db.lookup(kH200, DType::fp16, 1000, 512, 16, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->level, MatchLevel::exact_device);
+  EXPECT_EQ(r->tuned_as, DType::bf16);
+  EXPECT_EQ(r->spec.to_string(), "fp16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1");
+  // The dtype's own entry comes first.
+  db.record(key(kH200, DType::fp16, 16), meas("fp16 sm_90 mma_sync tv64 tn16 td64 s3 w4x1", 9.0));
+  const auto own = db.lookup(kH200, DType::fp16, 1000, 512, 16, Arch::sm_90);
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->tuned_as, DType::fp16);
+  EXPECT_EQ(own->spec.to_string(), "fp16 sm_90 mma_sync tv64 tn16 td64 s3 w4x1");
+  // And the other way: bf16 takes fp16's where it has none.
+  const auto back = db.lookup(kH200, DType::bf16, 1000, 512, 16, Arch::sm_90);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->tuned_as, DType::bf16);
+}
+
+// The twin at a level comes before the dtype's own entries at the next: the
+// same GPU model and shape tuned in bf16 time the very kernels an fp16 head
+// runs, which another shape or model does not.
+TEST(TuningTwin, TwinAtALevelBeforeOwnDtypeAtTheNext) {
+  const std::string bf16_here = "bf16 sm_90 mma_sync tv128 tn8 td128 s2 w4x1";
+  const std::string fp16_other_shape = "fp16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1";
+  const std::string fp16_other_model = "fp16 sm_90 mma_sync tv64 tn8 td64 s3 w4x1";
+  fs::TuningDb db;
+  db.record(key(kH200, DType::fp16, 1, 2000, 512), meas(fp16_other_shape, 1.0));
+  db.record(key(kH100, DType::fp16, 1), meas(fp16_other_model, 1.0));
+  auto r = db.lookup(kH200, DType::fp16, 1000, 512, 1, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->level, MatchLevel::nearest_shape);
+  EXPECT_EQ(r->spec.to_string(), fp16_other_shape);
+  db.record(key(kH200, DType::bf16, 1), meas(bf16_here, 2.0));
+  r = db.lookup(kH200, DType::fp16, 1000, 512, 1, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->level, MatchLevel::exact_device);
+  EXPECT_EQ(r->tuned_as, DType::bf16);
+  EXPECT_EQ(r->spec.to_string(), "fp16 sm_90 mma_sync tv128 tn8 td128 s2 w4x1");
+  // Another model's twin entry for the very shape comes after this model's own-dtype closest shape.
+  fs::TuningDb db2;
+  db2.record(key(kH200, DType::fp16, 1, 2000, 512), meas(fp16_other_shape, 1.0));
+  db2.record(key(kH100, DType::bf16, 1), meas(bf16_here, 1.0));
+  r = db2.lookup(kH200, DType::fp16, 1000, 512, 1, Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->level, MatchLevel::nearest_shape);
+  EXPECT_EQ(r->spec.to_string(), fp16_other_shape);
+}
+
+TEST(TuningTwin, Fp32TakesNoTwinAndEndsAtTheDefault) {
+  fs::TuningDb db;
+  db.record(key(kH200, DType::bf16, 16), meas("bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1", 5.0));
+  EXPECT_FALSE(db.lookup(kH200, DType::fp32, 1000, 512, 16, Arch::sm_90));
+  const auto d = fs::tuned_spec(db, kH200, DType::fp32, 1000, 512, 16, Arch::sm_90);
+  EXPECT_EQ(d.level, MatchLevel::builtin_default);
+  EXPECT_EQ(d.tuned_as, DType::fp32);
+  EXPECT_EQ(d.spec, fs::default_spec(DType::fp32, Arch::sm_90, 16));
+}
+
+// With the built-in tables, an fp16 head on an H100 or H200 runs the bf16
+// winner of every batch size and both shapes as an fp16 kernel, not the
+// default (which at N = 256 was `wgmma tv256 tn128`: BENCHMARKS.md session 36).
+TEST(TuningTwin, BuiltinTablesServeFp16) {
+  const fs::TuningDb empty;
+  for (const auto& gpu : {kH200, kH100})
+    for (std::int64_t V : {151936, 128256})
+      for (std::int64_t rows : {1, 8, 64, 128, 200, 256, 300}) {
+        const std::int64_t d = V == 151936 ? 4096 : 8192;
+        SCOPED_TRACE(testing::Message() << gpu.name << " V=" << V << " N=" << rows);
+        const auto half = fs::tuned_spec(empty, gpu, DType::fp16, V, d, rows, Arch::sm_90);
+        const auto bf = fs::tuned_spec(empty, gpu, DType::bf16, V, d, rows, Arch::sm_90);
+        // (The H100 has no entries for 160-224 rows: both take the H200's, same_arch.)
+        EXPECT_NE(half.level, MatchLevel::builtin_default);
+        EXPECT_EQ(half.level, bf.level);
+        EXPECT_EQ(half.tuned_as, DType::bf16);
+        EXPECT_EQ(half.spec.dtype, DType::fp16);
+        fs::KernelSpec as_bf16 = half.spec;
+        as_bf16.dtype = DType::bf16;
+        EXPECT_EQ(as_bf16, bf.spec);
+        EXPECT_NO_THROW(half.spec.validate());
+      }
+}
+
+// Every winner of the built-in tables compiles as an fp16 kernel with no
+// spills and unserialized wgmma (what an fp16 head now runs on an H100/H200).
+TEST(TuningTwin, BuiltinWinnersCompileAsFp16) {
+  std::set<std::string> winners;
+  for (const auto& e : fs::builtin_tuning_db().entries())
+    if (const auto* b = e.best()) winners.insert(b->spec);
+  ASSERT_GE(winners.size(), 5u);
+  for (const std::string& text : winners) {
+    fs::KernelSpec s = fs::KernelSpec::parse(text);
+    s.dtype = DType::fp16;
+    SCOPED_TRACE(s.to_string());
+    const auto k = fs::compile_kernel(s);
+    const auto r = fs::kernel_resources(*k, "fs_fused_kernel");
+    ASSERT_TRUE(r.has_value()) << k->log;
+    EXPECT_EQ(r->spill_store_bytes, 0);
+    EXPECT_EQ(r->spill_load_bytes, 0);
+    EXPECT_FALSE(r->wgmma_serialized) << k->log;
+  }
+}
