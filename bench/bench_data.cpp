@@ -45,7 +45,8 @@ std::vector<std::uint8_t> fill(std::size_t n, DType dtype, float scale, std::uin
 
 }  // namespace
 
-std::unique_ptr<ShapeData> make_shape_data(Shape shape, DType dtype, std::int64_t max_rows, float logit_std) {
+std::unique_ptr<ShapeData> make_shape_data(Shape shape, DType dtype, std::int64_t max_rows, float logit_std,
+                                           int max_samples) {
   auto d = std::make_unique<ShapeData>();
   d->shape = shape;
   d->dtype = dtype;
@@ -57,7 +58,7 @@ std::unique_ptr<ShapeData> make_shape_data(Shape shape, DType dtype, std::int64_
   d->hidden = runtime::DeviceMemory(h.size());
   d->hidden.upload(h.data(), h.size());
   d->logits = runtime::DeviceMemory(std::size_t(max_rows * shape.vocab) * sizeof(float));
-  d->out = runtime::DeviceMemory(std::size_t(max_rows) * 8);
+  d->out = runtime::DeviceMemory(std::size_t(max_rows) * std::size_t(max_samples) * 8);
   std::vector<std::uint64_t> seeds(static_cast<std::size_t>(max_rows));
   for (std::size_t i = 0; i < seeds.size(); ++i) seeds[i] = 0x5eed + 0x9e3779b97f4a7c15ull * (i + 1);
   d->seeds = runtime::DeviceMemory(seeds.size() * 8);

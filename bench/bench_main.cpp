@@ -66,6 +66,9 @@ struct Options {
   // cuBLAS's operands and output (fp16 heads take the bf16 tuning where they
   // have none of their own: tuning_twin).
   fs::DType dtype = fs::DType::bf16;
+  // --fs_samples=S: S independent samples per row (SampleArgs::num_samples) in
+  // the fused and the unfused lines (cuBLAS's GEMM runs once either way).
+  int samples = 1;
 };
 
 const char* order_text(Options::Order o) {
@@ -97,9 +100,9 @@ ShapeState& shape_state(fb::Shape s) {
   auto& st = g_shapes[{s.vocab, s.hidden}];
   if (!st.data) {
     const std::int64_t rows = fb::data_rows(g_opt.rows);
-    st.data = fb::make_shape_data(s, g_opt.dtype, rows, g_opt.logit_std);
+    st.data = fb::make_shape_data(s, g_opt.dtype, rows, g_opt.logit_std, g_opt.samples);
     st.sampler = std::make_unique<fs::Sampler>(fs::SamplerOptions{.vocab = s.vocab, .hidden = s.hidden, .dtype = g_opt.dtype});
-    st.sampler->reserve(rows, 1);
+    st.sampler->reserve(rows, g_opt.samples);
   }
   return st;
 }
@@ -114,6 +117,7 @@ fs::SampleArgs args_for(ShapeState& st, std::int64_t n) {
   a.offset = 7;
   if (g_opt.seed_per_row) a.seeds = st.data->seeds.as<std::uint64_t>();
   a.temperature = g_opt.temperature;
+  a.num_samples = g_opt.samples;
   return a;
 }
 
@@ -298,7 +302,10 @@ void parse_own_flags(int& argc, char** argv) {
     else if (a.rfind("--fs_seeds=", 0) == 0) throw std::invalid_argument("unknown " + a + " (rows or one)");
     else if (a.rfind("--fs_order=", 0) == 0) throw std::invalid_argument("unknown " + a + " (balanced, rotating or sequential)");
     else if (a.rfind("--fs_specs=", 0) == 0) g_opt.sweep_specs = fs::split_spec_list(a.substr(11));
-    else if (a.rfind("--fs_dtype=", 0) == 0) {
+    else if (a.rfind("--fs_samples=", 0) == 0) {
+      g_opt.samples = std::stoi(a.substr(13));
+      if (g_opt.samples < 1) throw std::invalid_argument("--fs_samples: at least 1 sample per row");
+    } else if (a.rfind("--fs_dtype=", 0) == 0) {
       g_opt.dtype = fs::parse_dtype(a.substr(11));
       if (g_opt.dtype == fs::DType::fp32) throw std::invalid_argument("--fs_dtype: bf16 or fp16 (cuBLAS's GEMM line is a tensor-core GEMM)");
     }
@@ -356,10 +363,11 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     const auto dev = fs::list_devices().at(0);
     const std::string table = fmt::format(
-        "GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number ({}); logits ~ N(0, {}^2), temperature {}, {}\n{}",
+        "GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number ({}); logits ~ N(0, {}^2), temperature {}, {}, "
+        "{} sample(s) per row\n{}",
         dev.name, dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps,
         order_text(g_opt.order), g_opt.logit_std, g_opt.temperature,
-        g_opt.seed_per_row ? "a seed per row" : "one seed for every row",
+        g_opt.seed_per_row ? "a seed per row" : "one seed for every row", g_opt.samples,
         fb::summary_table(g_res, fs::to_string(g_opt.dtype)) + fb::predecessor_table(g_res) +
             fb::sweep_table(g_res, g_opt.order != Options::Order::sequential));
     std::printf("%s\n", table.c_str());
