@@ -10,6 +10,7 @@
 #include <map>
 
 #include "fusedsample/errors.hpp"
+#include "tests/support/tuning_fixtures.hpp"
 
 namespace fs = fusedsample;
 using fs::Arch;
@@ -18,14 +19,10 @@ using fs::MatchLevel;
 
 namespace {
 
-const fs::DeviceIdentity kH200{"NVIDIA H200", 132, 9, 0};
-const fs::DeviceIdentity kH100{"NVIDIA H100 80GB HBM3", 132, 9, 0};
-const fs::DeviceIdentity kA100{"NVIDIA A100-SXM4-80GB", 108, 8, 0};
-
-fs::Measurement meas(const std::string& spec, double median, double floor = 0,
-                     fs::TimingMethod method = fs::TimingMethod::flushed) {
-  return fs::Measurement{spec, median, floor, "2026-11-22T00:00:00Z", method};
-}
+using fs::testing::kA100;
+using fs::testing::kH100;
+using fs::testing::kH200;
+using fs::testing::measurement;
 
 fs::TuningKey key(const fs::DeviceIdentity& d, std::int64_t rows, std::int64_t V = 1000, std::int64_t dm = 512) {
   return fs::TuningKey{d, DType::bf16, V, dm, fs::batch_bucket(rows)};
@@ -81,10 +78,10 @@ TEST(TuningDb, RecordKeepsEveryConfigAndTheFasterPerSpec) {
   fs::TuningDb db;
   const std::string a = "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1";
   const std::string b = "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1";
-  db.record(key(kH200, 8), meas(a, 20.0, 18.0));
-  db.record(key(kH200, 8), meas(b, 15.0, 14.0));
-  db.record(key(kH200, 8), meas(a, 25.0));  // slower: ignored
-  db.record(key(kH200, 8), meas(b, 12.5));  // faster: replaces
+  db.record(key(kH200, 8), measurement(a, 20.0, 18.0));
+  db.record(key(kH200, 8), measurement(b, 15.0, 14.0));
+  db.record(key(kH200, 8), measurement(a, 25.0));  // slower: ignored
+  db.record(key(kH200, 8), measurement(b, 12.5));  // faster: replaces
   ASSERT_EQ(db.entries().size(), 1u);
   const auto& e = db.entries()[0];
   ASSERT_EQ(e.configs.size(), 2u);
@@ -113,8 +110,8 @@ TEST(TuningDb, EveryKeyFieldAndMethodSeparatesEntries) {
   keys.back().bucket += 1;
   fs::TuningDb db;
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    db.record(keys[i], meas(a, 10.0 + double(i)));
-    db.record(keys[i], meas(a, 50.0 + double(i), 0, fs::TimingMethod::interleaved));
+    db.record(keys[i], measurement(a, 10.0 + double(i)));
+    db.record(keys[i], measurement(a, 50.0 + double(i), 0, fs::TimingMethod::interleaved));
   }
   ASSERT_EQ(db.entries().size(), keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -137,8 +134,8 @@ TEST(TuningDb, NamesAndSpecsHoldingSeparatorsStayApart) {
   fs::TuningKey a{{"G", 1, 9, 0}, DType::bf16, 10, 20, 3}, b = a;
   b.device.name = "G|1|9.0|bf16|10|20|3|P";
   fs::TuningDb db;
-  db.record(a, meas("P|1|9.0|bf16|10|20|3|Q", 1.0));
-  db.record(b, meas("Q", 2.0));
+  db.record(a, measurement("P|1|9.0|bf16|10|20|3|Q", 1.0));
+  db.record(b, measurement("Q", 2.0));
   ASSERT_EQ(db.entries().size(), 2u);
   ASSERT_EQ(db.find(a)->configs.size(), 1u);
   EXPECT_EQ(db.find(a)->configs[0].median_us, 1.0);
@@ -152,11 +149,11 @@ TEST(TuningDb, ManyEntriesKeepTheFasterPerSpecAfterCopyAndMerge) {
   const std::string b = "bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1";
   fs::TuningDb db;
   for (int i = 0; i < kEntries; ++i) {
-    db.record(key(kH200, 1, 1000 + i), meas(a, 30.0));
-    db.record(key(kH200, 1, 1000 + i), meas(b, 40.0));
+    db.record(key(kH200, 1, 1000 + i), measurement(a, 30.0));
+    db.record(key(kH200, 1, 1000 + i), measurement(b, 40.0));
   }
   fs::TuningDb faster;
-  for (int i = 0; i < kEntries; i += 2) faster.record(key(kH200, 1, 1000 + i), meas(b, 20.0));
+  for (int i = 0; i < kEntries; i += 2) faster.record(key(kH200, 1, 1000 + i), measurement(b, 20.0));
   fs::TuningDb copy = db;  // the copy's indexes point into its own entries
   copy.merge(faster);
   ASSERT_EQ(copy.entries().size(), std::size_t(kEntries));
@@ -173,11 +170,11 @@ TEST(TuningDb, MergeKeepsTheFasterMeasurement) {
   const std::string a = "bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1";
   const std::string b = "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1";
   fs::TuningDb x, y;
-  x.record(key(kH200, 8), meas(a, 10.0));
-  x.record(key(kH200, 8), meas(b, 30.0));
-  y.record(key(kH200, 8), meas(a, 11.0));
-  y.record(key(kH200, 8), meas(b, 9.0));
-  y.record(key(kH200, 64), meas(b, 40.0));
+  x.record(key(kH200, 8), measurement(a, 10.0));
+  x.record(key(kH200, 8), measurement(b, 30.0));
+  y.record(key(kH200, 8), measurement(a, 11.0));
+  y.record(key(kH200, 8), measurement(b, 9.0));
+  y.record(key(kH200, 64), measurement(b, 40.0));
   x.merge(y);
   ASSERT_EQ(x.entries().size(), 2u);
   const auto* e = x.find(key(kH200, 8));
@@ -198,11 +195,11 @@ TEST(TuningDb, InterleavedTimesRankBeforeFlushedOnes) {
   const std::string c = "bf16 sm_90 mma_sync tv64 tn16 td128 s3 w4x1";
   const auto il = fs::TimingMethod::interleaved;
   fs::TuningDb db;
-  db.record(key(kH200, 16), meas(a, 10.0));          // fastest screening time
-  db.record(key(kH200, 16), meas(b, 12.0));
-  db.record(key(kH200, 16), meas(c, 11.0));
-  db.record(key(kH200, 16), meas(b, 13.0, 0, il));  // the finalists, re-timed together
-  db.record(key(kH200, 16), meas(a, 13.5, 0, il));
+  db.record(key(kH200, 16), measurement(a, 10.0));          // fastest screening time
+  db.record(key(kH200, 16), measurement(b, 12.0));
+  db.record(key(kH200, 16), measurement(c, 11.0));
+  db.record(key(kH200, 16), measurement(b, 13.0, 0, il));  // the finalists, re-timed together
+  db.record(key(kH200, 16), measurement(a, 13.5, 0, il));
   const auto* e = db.find(key(kH200, 16));
   ASSERT_NE(e, nullptr);
   ASSERT_EQ(e->configs.size(), 5u);  // one per (spec, method)
@@ -213,22 +210,22 @@ TEST(TuningDb, InterleavedTimesRankBeforeFlushedOnes) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec.to_string(), b);
   // A faster interleaved time of the same spec replaces its own, not the flushed one.
-  db.record(key(kH200, 16), meas(a, 12.5, 0, il));
+  db.record(key(kH200, 16), measurement(a, 12.5, 0, il));
   EXPECT_EQ(db.find(key(kH200, 16))->configs.size(), 5u);
   EXPECT_EQ(db.find(key(kH200, 16))->best()->spec, a);
   EXPECT_EQ(fs::to_string(fs::TimingMethod::interleaved), "interleaved");
   EXPECT_EQ(fs::parse_timing_method("flushed"), fs::TimingMethod::flushed);
   EXPECT_THROW(fs::parse_timing_method("sequential"), fs::InvalidArgument);
-  EXPECT_TRUE(fs::ranks_before(meas(a, 99.0, 0, il), meas(b, 1.0)));
-  EXPECT_FALSE(fs::ranks_before(meas(a, 1.0), meas(b, 99.0, 0, il)));
+  EXPECT_TRUE(fs::ranks_before(measurement(a, 99.0, 0, il), measurement(b, 1.0)));
+  EXPECT_FALSE(fs::ranks_before(measurement(a, 1.0), measurement(b, 99.0, 0, il)));
 }
 
 TEST(TuningDb, FallbackExactThenArchThenDefault) {
   const std::string exact = "bf16 sm_90 mma_sync tv128 tn16 td128 s3 w8x1";
   const std::string other_gpu = "bf16 sm_90 mma_sync tv256 tn16 td64 s3 w4x1";
   fs::TuningDb db;
-  db.record(key(kH200, 16), meas(exact, 5.0));
-  db.record(key(kH100, 16), meas(other_gpu, 4.0));
+  db.record(key(kH200, 16), measurement(exact, 5.0));
+  db.record(key(kH100, 16), measurement(other_gpu, 4.0));
   // Exact device.
   auto r = db.lookup(kH200, DType::bf16, 1000, 512, 12, Arch::sm_90);
   ASSERT_TRUE(r);
@@ -260,13 +257,13 @@ TEST(TuningDb, SameArchPrefersSameShapeThenClosestSize) {
   const std::string far = "bf16 sm_90 mma_sync tv128 tn32 td64 s3 w4x2";
   const std::string same = "bf16 sm_90 mma_sync tv128 tn32 td64 s2 w4x2";
   fs::TuningDb db;
-  db.record(key(kH100, 32, 100000, 4096), meas(near, 9.0));
-  db.record(key(kH100, 32, 1000, 64), meas(far, 1.0));
+  db.record(key(kH100, 32, 100000, 4096), measurement(near, 9.0));
+  db.record(key(kH100, 32, 1000, 64), measurement(far, 1.0));
   const fs::DeviceIdentity other{"NVIDIA GH200", 132, 9, 0};
   auto r = db.lookup(other, DType::bf16, 120000, 4096, 32, Arch::sm_90);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec.to_string(), near);
-  db.record(key(kH100, 32, 120000, 4096), meas(same, 50.0));
+  db.record(key(kH100, 32, 120000, 4096), measurement(same, 50.0));
   r = db.lookup(other, DType::bf16, 120000, 4096, 32, Arch::sm_90);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec.to_string(), same);
@@ -283,9 +280,9 @@ TEST(TuningDb, ThisModelsClosestShapeBeforeAnotherModelsSameShape) {
   const std::string h200_far_shape = "bf16 sm_90 mma_sync tv128 tn8 td128 s2 w4x1";
   const std::string h100_same_shape = "bf16 sm_90 mma_sync tv128 tn8 td64 s3 w4x1";
   fs::TuningDb db;
-  db.record(key(kH100, 1, 128256, 4096), meas(h100_same_shape, 1.0));
-  db.record(key(kH200, 1, 1000, 512), meas(h200_far_shape, 1.0));
-  db.record(key(kH200, 1, 151936, 4096), meas(h200_other_shape, 2.0));
+  db.record(key(kH100, 1, 128256, 4096), measurement(h100_same_shape, 1.0));
+  db.record(key(kH200, 1, 1000, 512), measurement(h200_far_shape, 1.0));
+  db.record(key(kH200, 1, 151936, 4096), measurement(h200_other_shape, 2.0));
   auto r = db.lookup(kH200, DType::bf16, 128256, 4096, 1, Arch::sm_90);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->level, MatchLevel::nearest_shape);
@@ -314,19 +311,19 @@ TEST(TuningDb, TunedSpecTakesTheClosestShapeOfUserAndBuiltinTables) {
   const std::string user_spec = "bf16 sm_90 mma_sync tv128 tn8 td64 s3 w4x1";
   ASSERT_NE(small->best()->spec, user_spec);
   fs::TuningDb user;
-  user.record(key(kH200, 1, 1000, 512), meas(user_spec, 1.0));
+  user.record(key(kH200, 1, 1000, 512), measurement(user_spec, 1.0));
   // 150000 x 4096: no table holds it; the built-in 151936 x 4096 is closest.
   auto r = fs::tuned_spec(user, kH200, DType::bf16, 150000, 4096, 1, Arch::sm_90);
   EXPECT_EQ(r.level, MatchLevel::nearest_shape);
   EXPECT_EQ(r.spec.to_string(), small->best()->spec);
   // Tuned by the user for 150000 x 4096 itself: the user's.
-  user.record(key(kH200, 1, 150000, 4096), meas(user_spec, 1.0));
+  user.record(key(kH200, 1, 150000, 4096), measurement(user_spec, 1.0));
   r = fs::tuned_spec(user, kH200, DType::bf16, 150000, 4096, 1, Arch::sm_90);
   EXPECT_EQ(r.level, MatchLevel::exact_device);
   EXPECT_EQ(r.spec.to_string(), user_spec);
   // A user entry for a shape as close as a built-in one comes first.
   fs::TuningDb user2;
-  user2.record(key(kH200, 1, 151936, 4096), meas(user_spec, 1.0));
+  user2.record(key(kH200, 1, 151936, 4096), measurement(user_spec, 1.0));
   r = fs::tuned_spec(user2, kH200, DType::bf16, 150000, 4096, 1, Arch::sm_90);
   EXPECT_EQ(r.level, MatchLevel::nearest_shape);
   EXPECT_EQ(r.spec.to_string(), user_spec);
@@ -334,10 +331,10 @@ TEST(TuningDb, TunedSpecTakesTheClosestShapeOfUserAndBuiltinTables) {
 
 TEST(TuningDb, InvalidStoredSpecsAreSkipped) {
   fs::TuningDb db;
-  db.record(key(kH200, 8), meas("bf16 sm_90 mma_sync tv100 tn8 td128 s4 w4x1", 1.0));  // invalid tile_v
-  db.record(key(kH200, 8), meas("not a spec", 2.0));
-  db.record(key(kH200, 8), meas("bf16 sm_90 logits tv256 tn8 td64 s4 w4x1", 2.5));  // samples given logits only
-  db.record(key(kH200, 8), meas("bf16 sm_90 mma_sync tv128 tn8 td64 s4 w4x1", 3.0));
+  db.record(key(kH200, 8), measurement("bf16 sm_90 mma_sync tv100 tn8 td128 s4 w4x1", 1.0));  // invalid tile_v
+  db.record(key(kH200, 8), measurement("not a spec", 2.0));
+  db.record(key(kH200, 8), measurement("bf16 sm_90 logits tv256 tn8 td64 s4 w4x1", 2.5));  // samples given logits only
+  db.record(key(kH200, 8), measurement("bf16 sm_90 mma_sync tv128 tn8 td64 s4 w4x1", 3.0));
   auto r = db.lookup(kH200, DType::bf16, 1000, 512, 8, Arch::sm_90);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec.to_string(), "bf16 sm_90 mma_sync tv128 tn8 td64 s4 w4x1");
@@ -383,7 +380,7 @@ TEST(TuningDb, BuiltinTableIsOurTuningRuns) {
   const fs::DeviceIdentity other{"NVIDIA Hopper (untuned)", 114, 9, 0};
   EXPECT_EQ(fs::tuned_spec(empty, other, DType::bf16, 151936, 4096, 8, Arch::sm_90).level, MatchLevel::same_arch);
   fs::TuningDb user;
-  user.record(key(other, 8, 151936, 4096), meas("bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1", 3.0));
+  user.record(key(other, 8, 151936, 4096), measurement("bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1", 3.0));
   const auto r = fs::tuned_spec(user, other, DType::bf16, 151936, 4096, 8, Arch::sm_90);
   EXPECT_EQ(r.level, MatchLevel::exact_device);
   EXPECT_EQ(r.spec.to_string(), "bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1");

@@ -9,19 +9,19 @@
 
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/tuning_db.hpp"
+#include "tests/support/tuning_fixtures.hpp"
 
 namespace fs = fusedsample;
 using fs::Arch;
 using fs::DType;
 using fs::MatchLevel;
+using fs::testing::kH100;
+using fs::testing::kH200;
 
 namespace {
 
-const fs::DeviceIdentity kH200{"NVIDIA H200", 132, 9, 0};
-const fs::DeviceIdentity kH100{"NVIDIA H100 80GB HBM3", 132, 9, 0};
-
 fs::Measurement meas(const std::string& spec, double median) {
-  return fs::Measurement{spec, median, 0, "2026-11-26T00:00:00Z", fs::TimingMethod::interleaved};
+  return fs::testing::measurement(spec, median, 0, fs::TimingMethod::interleaved);
 }
 
 fs::TuningKey key(const fs::DeviceIdentity& d, DType dtype, std::int64_t rows, std::int64_t V = 1000,
