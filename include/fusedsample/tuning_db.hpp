@@ -111,9 +111,11 @@ enum class MatchLevel { exact_device, nearest_shape, same_arch, builtin_default 
 std::string_view to_string(MatchLevel);
 
 // The dtype whose tuned configs stand in for `dtype` where it has none:
-// fp16 <-> bf16 (same element size, same tensor-core rate on every GPU the
-// tables cover; their kernels differ only in the MMA's operand type), none
-// for fp32. Without it an fp16 head took default_spec() wherever only bf16
+// fp16 <-> bf16 (same element size, same tensor-core instruction shapes and
+// peak rate; their kernels differ only in the MMA's operand type; on the H200
+// an fp16 head on the bf16 table's kernels ran within 1.05 x the floor at
+// N <= 64 and 2-10 % slower than bf16 at N = 128/256, as cuBLAS's fp16 GEMM
+// did against its bf16 one), none for fp32. Without it an fp16 head took default_spec() wherever only bf16
 // was tuned, the built-in H100/H200 tables included (BENCHMARKS.md session 36).
 std::optional<DType> tuning_twin(DType dtype);
 
