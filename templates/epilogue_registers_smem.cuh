@@ -16,6 +16,9 @@
 FS_HD constexpr bool fs_re_tile_n_ok(int tn) { return tn >= 128 && tn <= 256 && tn % 32 == 0; }
 FS_HD constexpr int fs_re_cols(int tn) { return (tn + 127) / 128; }
 // Whether consumer thread tid owns a column in slot q (q < fs_re_cols(tn)).
+// Only a partial slot (128 q < tn < 128 (q + 1)) needs the comparison with
+// tid; the first two terms decide whole slots at compile time (q and tn are
+// constants in the unrolled loops), so T_N = 128 and 256 test nothing.
 FS_HD constexpr bool fs_re_owns(int tid, int q, int tn) { return q == 0 || tn >= 128 * (q + 1) || tid + 128 * q < tn; }
 
 FS_HD constexpr int fs_re_gl_at(int mi, int tn) { return mi * 4 * tn * 4; }
