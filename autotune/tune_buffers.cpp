@@ -1,5 +1,6 @@
 #include "autotune/tune_buffers.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 
@@ -19,7 +20,7 @@ runtime::DeviceMemory upload(const std::vector<std::uint8_t>& host) {
 
 }  // namespace
 
-TuneBuffers::TuneBuffers(DType dtype, std::int64_t vocab, std::int64_t hidden, std::int64_t max_rows)
+TuneBuffers::TuneBuffers(DType dtype, std::int64_t vocab, std::int64_t hidden, std::int64_t max_rows, int samples)
     : hidden_(hidden) {
   const std::size_t wn = std::size_t(vocab * hidden), hn = std::size_t(max_rows * hidden);
   const ExactRanges ranges = exact_ranges(hidden);
@@ -27,7 +28,8 @@ TuneBuffers::TuneBuffers(DType dtype, std::int64_t vocab, std::int64_t hidden, s
   h_exact_ = upload(exact_integers(dtype, hn, ranges.hidden, 2));
   w_random_ = upload(random_values(dtype, wn, 1.0f, 3));
   h_random_ = upload(random_values(dtype, hn, float(1.0 / std::sqrt(double(hidden))), 4));
-  out_ = runtime::DeviceMemory(std::size_t(max_rows) * kCheckSamples * sizeof(std::int64_t));
+  out_ = runtime::DeviceMemory(std::size_t(max_rows) * std::size_t(std::max(samples, kCheckSamples)) *
+                               sizeof(std::int64_t));
   std::vector<std::uint64_t> seeds(static_cast<std::size_t>(max_rows));
   for (std::size_t i = 0; i < seeds.size(); ++i) seeds[i] = kTimingSeed + 0x9e3779b97f4a7c15ull * (i + 1);
   seeds_ = runtime::DeviceMemory(seeds.size() * sizeof(std::uint64_t));
@@ -52,7 +54,7 @@ std::vector<std::int64_t> TuneBuffers::check(Sampler& sampler, std::int64_t rows
   return got;
 }
 
-SampleArgs TuneBuffers::timing_args(std::int64_t rows) const {
+SampleArgs TuneBuffers::timing_args(std::int64_t rows, int samples) const {
   SampleArgs a;
   a.weights = w_random_.as<void>();
   a.hidden_states = h_random_.as<void>();
@@ -60,6 +62,7 @@ SampleArgs TuneBuffers::timing_args(std::int64_t rows) const {
   a.temperature = 1.0f;
   a.seeds = seeds_.as<std::uint64_t>();
   a.offset = 7;
+  a.num_samples = samples;
   a.out = out_.as<void>();
   return a;
 }

@@ -22,14 +22,16 @@ class TuneBuffers {
   static constexpr int kCheckSamples = 2;
 
   TuneBuffers() = default;
-  TuneBuffers(DType dtype, std::int64_t vocab, std::int64_t hidden, std::int64_t max_rows);
+  // Timed calls draw `samples` per row (>= 1).
+  TuneBuffers(DType dtype, std::int64_t vocab, std::int64_t hidden, std::int64_t max_rows, int samples = 1);
 
   // Runs `sampler` on the exact inputs (rows <= max_rows, kCheckSamples per
   // row) on `stream` and returns the samples; the output is poisoned first,
   // so stale results cannot match.
   std::vector<std::int64_t> check(Sampler& sampler, std::int64_t rows, CUstream stream) const;
-  // The arguments of a timed call: random inputs, rows <= max_rows.
-  SampleArgs timing_args(std::int64_t rows) const;
+  // The arguments of a timed call: random inputs, rows <= max_rows,
+  // `samples` <= the constructor's per row.
+  SampleArgs timing_args(std::int64_t rows, int samples = 1) const;
   // W's random copy: the floor streams it.
   const runtime::DeviceMemory& random_weights() const { return w_random_; }
 

@@ -57,6 +57,8 @@ void check_options(const TuneOptions& o) {
   if (o.buckets.empty()) bad("no batch buckets to tune");
   for (int b : o.buckets)
     if (b < 0 || b >= kNumBatchBuckets) bad(fmt::format("no batch bucket {}", b));
+  if (o.samples_bucket < 0 || o.samples_bucket >= kNumSampleBuckets)
+    bad(fmt::format("no sample bucket {}", o.samples_bucket));
   if (o.reps < 1) bad(fmt::format("reps must be >= 1, got {}", o.reps));
   if (o.warmup < 0) bad(fmt::format("warmup must be >= 0, got {}", o.warmup));
   if (o.max_candidates < 1) bad(fmt::format("max_candidates must be >= 1, got {}", o.max_candidates));
@@ -126,6 +128,12 @@ class Run {
     if (o_.progress) o_.progress(line);
   }
 
+  // The samples per row every timed call draws.
+  int samples() const { return bucket_samples(o_.samples_bucket); }
+  TuningKey key(const BucketResult& b) const {
+    return TuningKey{r_.device, o_.dtype, o_.vocab, o_.hidden, b.bucket, o_.samples_bucket};
+  }
+
   // A Sampler of the tuned shape forced to `spec`.
   SamplerOptions forced(const KernelSpec& spec) const {
     SamplerOptions so;
@@ -176,7 +184,7 @@ class Run {
       br.rows = bucket_rows(b);
       br.default_spec = default_spec(o_.dtype, ctx_.arch(), br.rows);
       // What runs now for these rows: a re-tune measures what it would replace.
-      so.incumbent = tuned_spec(r_.device, o_.dtype, o_.vocab, o_.hidden, br.rows, ctx_.arch()).spec;
+      so.incumbent = tuned_spec(r_.device, o_.dtype, o_.vocab, o_.hidden, br.rows, ctx_.arch(), samples()).spec;
       for (const KernelSpec& s : search_space(o_.dtype, ctx_.arch(), br.rows, so)) {
         CandidateResult c;
         c.spec = s;
@@ -202,7 +210,7 @@ class Run {
   void prepare_gpu() {
     const auto t = Clock::now();
     FS_CU(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
-    bufs_ = autotune::TuneBuffers(o_.dtype, o_.vocab, o_.hidden, max_rows_);
+    bufs_ = autotune::TuneBuffers(o_.dtype, o_.vocab, o_.hidden, max_rows_, samples());
     emit(fmt::format("inputs: W [{} x {}] and H [{} x {}] {}, exact and random copies on the GPU ({:.1f} s)",
                      o_.vocab, o_.hidden, max_rows_, o_.hidden, to_string(o_.dtype),
                      std::chrono::duration<double>(Clock::now() - t).count()));
@@ -276,14 +284,14 @@ class Run {
                       fmt::format("{} of {} samples differ from [{}]'s on exact inputs", diff, got.size(),
                                   ref.spec.to_string()));
       }
-      const SampleArgs a = bufs_.timing_args(b.rows);
+      const SampleArgs a = bufs_.timing_args(b.rows, samples());
       if (!timer_) return reject(CandidateStatus::failed, "not timed: no module loaded for the L2 flush's streaming kernel");
       const auto us = timer_->time_us([&] { sampler.sample(a, reinterpret_cast<Stream>(stream_)); }, o_.warmup,
                                       o_.reps, kMinReps, [&] { return over_budget(); });
       c.median_us = autotune::median(us);
       c.reps = int(us.size());
       c.status = CandidateStatus::timed;
-      r_.db.record(TuningKey{r_.device, o_.dtype, o_.vocab, o_.hidden, b.bucket},
+      r_.db.record(key(b),
                    Measurement{c.spec.to_string(), c.median_us, r_.floor_us, timestamp_});
       const CandidateResult* base = b.baseline();
       emit(fmt::format("{}: {:.1f} us{}{}", tag, c.median_us,
@@ -319,7 +327,7 @@ class Run {
     try {
       std::vector<std::unique_ptr<Sampler>> samplers;
       for (const CandidateResult* c : fin) samplers.push_back(std::make_unique<Sampler>(forced(c->spec)));
-      const SampleArgs a = bufs_.timing_args(b.rows);
+      const SampleArgs a = bufs_.timing_args(b.rows, samples());
       std::vector<std::function<void()>> calls;
       for (auto& s : samplers) calls.push_back([&, p = s.get()] { p->sample(a, reinterpret_cast<Stream>(stream_)); });
       const auto timed = autotune::time_in_order_us(calls, autotune::balanced_call_order(calls.size(), o_.reps),
@@ -332,7 +340,7 @@ class Run {
         c.final_us = autotune::median(us[k]);
         c.final_calls = int(us[k].size());
         Measurement m{c.spec.to_string(), c.final_us, r_.floor_us, timestamp_, TimingMethod::interleaved};
-        r_.db.record(TuningKey{r_.device, o_.dtype, o_.vocab, o_.hidden, b.bucket}, m);
+        r_.db.record(key(b), m);
         line += fmt::format(" [{}] {:.1f} us ({:.1f} screened);", m.spec, c.final_us, c.median_us);
       }
       emit(line);

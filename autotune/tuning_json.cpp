@@ -6,6 +6,8 @@
 //                      "cuda_version", "nvrtc_version", "generator_version" },
 //     "entries": [ { "gpu_name", "multiprocessors", "compute_capability",
 //                    "dtype", "vocab", "d_model", "bucket": "1".."256",
+//                    "samples": "1"|"4"|"16" (optional, default "1": files
+//                    written before sample buckets),
 //                    "configs": [ { "spec", "params" (optional), "median_us",
 //                                   "floor_us", "timestamp",
 //                                   "method": "flushed"|"interleaved" (optional,
@@ -175,6 +177,7 @@ std::string tuning_db_to_json(const TuningDb& db) {
                            {"vocab", t.key.vocab},
                            {"d_model", t.key.d_model},
                            {"bucket", std::string(batch_bucket_label(t.key.bucket))},
+                           {"samples", std::string(sample_bucket_label(t.key.samples_bucket))},
                            {"configs", std::move(configs)}});
   }
   json doc{{"schema", kSchema},
@@ -238,7 +241,7 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source) {
     const std::string p = fmt::format("/entries/{}", i);
     const json& en = c.object(entries[i], p);
     c.only_keys(en, p, {"gpu_name", "multiprocessors", "compute_capability", "dtype", "vocab", "d_model", "bucket",
-                        "configs"});
+                        "samples", "configs"});
     TuningKey key;
     key.device.name = c.str(c.field(en, p, "gpu_name"), p + "/gpu_name");
     if (key.device.name.empty()) c.fail(p + "/gpu_name", "must not be empty");
@@ -252,6 +255,10 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source) {
     const std::string bucket = c.str(c.field(en, p, "bucket"), p + "/bucket");
     const bool retired = bucket == kRetiredBucketLabel;
     if (!retired) key.bucket = c.wrap(p + "/bucket", [&] { return parse_batch_bucket(bucket); });
+    if (auto it = en.find("samples"); it != en.end()) {
+      const std::string samples = c.str(*it, p + "/samples");
+      key.samples_bucket = c.wrap(p + "/samples", [&] { return parse_sample_bucket(samples); });
+    }
     const json& configs = c.field(en, p, "configs");
     if (!configs.is_array()) c.fail(p + "/configs", fmt::format("expected an array, got {}", configs.type_name()));
     for (std::size_t j = 0; j < configs.size(); ++j) {

@@ -77,7 +77,7 @@ bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
 }
 
 TunedSpec tuned_spec(const DeviceIdentity& device, DType dtype, std::int64_t vocab, std::int64_t d_model,
-                     std::int64_t rows, Arch arch) {
+                     std::int64_t rows, Arch arch, int samples) {
   // The persisted database, re-read when its path, size or mtime changes.
   static std::mutex mu;
   static std::string cached_path;
@@ -100,7 +100,7 @@ TunedSpec tuned_spec(const DeviceIdentity& device, DType dtype, std::int64_t voc
       user = cached;
     }
   }
-  return tuned_spec(user, device, dtype, vocab, d_model, rows, arch);
+  return tuned_spec(user, device, dtype, vocab, d_model, rows, arch, samples);
 }
 
 }  // namespace fusedsample

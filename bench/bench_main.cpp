@@ -218,7 +218,7 @@ void BM_Line(benchmark::State& state, fb::Shape s, std::int64_t n, void (Lines::
   Lines lines(s, n);
   const double us = fb::median(fb::time_us([&] { (lines.*line)(); }, nullptr, 5, g_opt.reps));
   for (auto _ : state) report(state, us, double(lines.st.data->weight_bytes()), lines.st.floor_us);
-  if (line == &Lines::fused) state.SetLabel(lines.st.sampler->spec_for(n).to_string());
+  if (line == &Lines::fused) state.SetLabel(lines.st.sampler->spec_for(n, g_opt.samples).to_string());
   g_res.lines[{s.vocab, s.hidden}][n].*slot = us;
 }
 
@@ -273,7 +273,7 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
   for (auto _ : state) report(state, r.fused, double(lines.st.data->weight_bytes()), r.floor);
   state.counters["cublas_us"] = r.cublas;
   state.counters["unfused_us"] = r.unfused;
-  state.SetLabel(lines.st.sampler->spec_for(n).to_string());
+  state.SetLabel(lines.st.sampler->spec_for(n, g_opt.samples).to_string());
 }
 
 std::vector<std::int64_t> parse_list(const std::string& s) {

@@ -181,6 +181,13 @@ void KernelSpec::validate() const {
         if (warps_n != 1 || warps_m % 4 != 0)
           bad("wgmma: warps must be whole warpgroups along the vocabulary (w4x1, w8x1, ...)");
         if (tile_v % (16 * warps_m) != 0) bad("wgmma: tile_v must be a multiple of 64 per warpgroup");
+        // Its epilogue stages the logits of fs_wgmma_epilogue_rows(tile_n) = 64 batch rows per pass, which
+        // must divide the tile (fused_wgmma.cuh's static_assert: tn160 and tn224, from the search space's
+        // fitted tiles, passed this check and failed in NVRTC until session 37).
+        if (tile_n % fs_wgmma_epilogue_rows(tile_n) != 0)
+          bad(fmt::format("wgmma: tile_n above {0} must be a multiple of {0} (the batch rows its epilogue stages "
+                          "per pass), not {1}",
+                          fs_wgmma_epilogue_rows(tile_n), tile_n));
         const int accs = (tile_v / (16 * warps_m)) * tile_n / 2;
         if (accs > 128) bad("wgmma: more than 128 accumulators per thread");
         // ptxas needs about 30 registers beside the accumulators (measured: 128

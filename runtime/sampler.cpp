@@ -1,4 +1,5 @@
-// sampler.cpp: the host API. Picks a kernel config per batch bucket, loads
+// sampler.cpp: the host API. Picks a kernel config per batch bucket and
+// sample bucket (tuning_db.hpp), loads
 // its module once, owns the workspace (a block counter and one running
 // winner per row and sample) and enqueues one fused launch per call on the
 // caller's stream.
@@ -49,7 +50,8 @@ struct Sampler::Impl {
   runtime::Context ctx;
   std::mutex mu;  // guards modules and the workspace on the slow paths
   std::map<std::string, std::unique_ptr<runtime::LoadedModule>> modules;
-  std::array<std::atomic<runtime::LoadedModule*>, kNumBatchBuckets> by_bucket{};  // batch_bucket()
+  // [sample_bucket()][batch_bucket()]
+  std::array<std::array<std::atomic<runtime::LoadedModule*>, kNumBatchBuckets>, kNumSampleBuckets> by_bucket{};
   std::atomic<runtime::LoadedModule*> logits_module{nullptr};
   runtime::DeviceMemory workspace;
   runtime::OperandMapCache weights_map, hidden_map, hidden_tail_map;  // tensor maps of the TMA-fed variants
@@ -58,14 +60,14 @@ struct Sampler::Impl {
 
   // A forced spec, else the tuning database (this GPU and shape, this GPU's
   // closest tuned shape, its architecture, then the built-in default:
-  // tuned_spec). Called once per batch bucket.
-  KernelSpec spec_for(std::int64_t rows) const {
+  // tuned_spec). Called once per batch bucket and sample bucket.
+  KernelSpec spec_for(std::int64_t rows, int samples) const {
     KernelSpec s;
     if (options.spec) {
       s = *options.spec;
     } else {
       const DeviceIdentity id{ctx.name(), ctx.multiprocessors(), ctx.cc_major(), ctx.cc_minor()};
-      s = tuned_spec(id, options.dtype, options.vocab, options.hidden, rows, ctx.arch()).spec;
+      s = tuned_spec(id, options.dtype, options.vocab, options.hidden, rows, ctx.arch(), samples).spec;
     }
     if (s.arch != Arch::sm_90a) s.arch = ctx.arch();
     s.arch = target_arch(s.variant, s.arch);
@@ -84,12 +86,14 @@ struct Sampler::Impl {
     return modules.emplace(key, std::move(m)).first->second.get();
   }
 
-  runtime::LoadedModule* module_for(std::int64_t rows) {
-    const int b = batch_bucket(rows);
-    if (runtime::LoadedModule* m = by_bucket[b].load(std::memory_order_acquire)) return m;
+  runtime::LoadedModule* module_for(std::int64_t rows, int samples) {
+    auto& slot = by_bucket[sample_bucket(samples)][batch_bucket(rows)];
+    if (runtime::LoadedModule* m = slot.load(std::memory_order_acquire)) return m;
     std::lock_guard<std::mutex> lock(mu);
-    if (!by_bucket[b].load()) by_bucket[b].store(load(spec_for(bucket_rows(b))), std::memory_order_release);
-    return by_bucket[b].load();
+    if (!slot.load())
+      slot.store(load(spec_for(bucket_rows(batch_bucket(rows)), bucket_samples(sample_bucket(samples)))),
+                 std::memory_order_release);
+    return slot.load();
   }
 
   runtime::LoadedModule* module_for_logits() {
@@ -241,15 +245,17 @@ Sampler::~Sampler() = default;
 
 const SamplerOptions& Sampler::options() const { return impl_->options; }
 
-KernelSpec Sampler::spec_for(std::int64_t rows) const {
-  if (rows < 1) throw InvalidArgument(fmt::format("spec_for: rows must be >= 1, got {}", rows));
-  return impl_->spec_for(bucket_rows(batch_bucket(rows)));
+KernelSpec Sampler::spec_for(std::int64_t rows, int num_samples) const {
+  if (rows < 1 || num_samples < 1)
+    throw InvalidArgument(
+        fmt::format("spec_for({}, {}): rows and num_samples must be >= 1", rows, num_samples));
+  return impl_->spec_for(bucket_rows(batch_bucket(rows)), bucket_samples(sample_bucket(num_samples)));
 }
 
 void Sampler::sample(const SampleArgs& args, Stream stream) {
   runtime::check_args(impl_->options, args);
   impl_->ctx.make_current();
-  impl_->launch(*impl_->module_for(args.rows), args.weights, args.hidden_states, args, stream);
+  impl_->launch(*impl_->module_for(args.rows, args.num_samples), args.weights, args.hidden_states, args, stream);
 }
 
 void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream stream) {
@@ -262,14 +268,17 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
   if (rows < 1 || num_samples < 1)
     throw InvalidArgument(fmt::format("reserve({}, {}): rows and num_samples must be >= 1", rows, num_samples));
   impl_->ctx.make_current();
-  // Every bucket's module, and room for the largest staging any of them
-  // needs (a launch never uses more blocks than fit at once). A batch past
-  // 256 rows uses the bucket of its parts (batch_part_rows): batch_bucket_max.
+  // Every bucket's module (each batch bucket of up to `rows` rows with each
+  // sample bucket of up to `num_samples`), and room for the largest staging
+  // any of them needs (a launch never uses more blocks than fit at once). A
+  // batch past 256 rows uses the bucket of its parts (batch_part_rows):
+  // batch_bucket_max.
   std::size_t staging = 0;
-  for (int b = 0; b <= batch_bucket_max(rows); ++b) {
-    runtime::LoadedModule& m = *impl_->module_for(bucket_rows(b));
-    staging = std::max(staging, Impl::staging_bytes(m.spec(), m.resident_blocks()));
-  }
+  for (int sb = 0; sb <= sample_bucket(num_samples); ++sb)
+    for (int b = 0; b <= batch_bucket_max(rows); ++b) {
+      runtime::LoadedModule& m = *impl_->module_for(bucket_rows(b), bucket_samples(sb));
+      staging = std::max(staging, Impl::staging_bytes(m.spec(), m.resident_blocks()));
+    }
   impl_->module_for_logits();
   impl_->ensure_workspace(Impl::workspace_bytes(rows, num_samples, staging), nullptr);
 }

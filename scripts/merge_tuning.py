@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """merge_tuning.py BUILTIN NEW: replace BUILTIN's entries (shape, dtype, bucket,
-GPU) with those of NEW (a `fusedsample export` of a partial re-tune), keep the
+samples, GPU) with those of NEW (a `fusedsample export` of a partial re-tune), keep the
 rest. Measurements of different runs are not compared: a re-tuned bucket's
 entry is the new run's alone."""
 import json
@@ -9,7 +9,7 @@ import sys
 builtin_path, new_path = sys.argv[1], sys.argv[2]
 builtin = json.load(open(builtin_path))
 new = json.load(open(new_path))
-key = lambda e: (e["gpu_name"], e["vocab"], e["d_model"], e["dtype"], e["bucket"])
+key = lambda e: (e["gpu_name"], e["vocab"], e["d_model"], e["dtype"], e["bucket"], e.get("samples", "1"))
 fresh = {key(e): e for e in new["entries"]}
 replaced = 0
 entries = []

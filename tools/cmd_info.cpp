@@ -53,8 +53,12 @@ void print_cache() {
              db_path ? db_path->string() : std::string("-"), builtin_tuning_db().entries().size());
   for (const TuningEntry& e : user.entries()) {
     const Measurement* best = e.best();
-    fmt::print("  {} ({} SMs) {} V={} d={} N<={}: {}{}\n", e.key.device.name, e.key.device.multiprocessors,
-               to_string(e.key.dtype), e.key.vocab, e.key.d_model, batch_bucket_label(e.key.bucket),
+    const int sb = e.key.samples_bucket;  // samples per row: 1, 2..4, 5 or more
+    const std::string samples = sb == 0                       ? "S=1"
+                                : sb + 1 < kNumSampleBuckets ? fmt::format("S<={}", bucket_samples(sb))
+                                                             : fmt::format("S>{}", bucket_samples(sb - 1));
+    fmt::print("  {} ({} SMs) {} V={} d={} N<={} {}: {}{}\n", e.key.device.name, e.key.device.multiprocessors,
+               to_string(e.key.dtype), e.key.vocab, e.key.d_model, batch_bucket_label(e.key.bucket), samples,
                best ? best->spec : "-",
                best && best->median_us > 0 ? fmt::format(" ({:.1f} us, {})", best->median_us, to_string(best->method)) : "");
   }

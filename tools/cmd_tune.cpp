@@ -16,9 +16,10 @@ namespace fusedsample::cli {
 namespace {
 
 void print_table(const TuneOptions& o, const TuneReport& r) {
-  fmt::print("\nfusedsample tune: {} ({} SMs, {}), {} V={} d={}; floor {:.1f} us (W streamed once)\n\n",
+  fmt::print("\nfusedsample tune: {} ({} SMs, {}), {} V={} d={}, {} sample(s) per row; floor {:.1f} us (W streamed "
+             "once)\n\n",
              r.device.name, r.device.multiprocessors, to_string(r.arch), to_string(o.dtype), o.vocab, o.hidden,
-             r.floor_us);
+             bucket_samples(o.samples_bucket), r.floor_us);
   // The best config is the finalist round's (interleaved) winner; the other
   // times are the screening's (flushed), the only ones every config has.
   fmt::print("| batch | best config | finalist µs (interleaved) | screened µs (flushed) | × floor | default µs | gain vs "
@@ -58,8 +59,8 @@ void print_table(const TuneOptions& o, const TuneReport& r) {
 
 int cmd_tune(const std::vector<std::string>& argv) {
   ArgParser parser(
-      "fusedsample tune [--vocab V --hidden D --dtype T --batches LIST --budget S --reps R --max-candidates K "
-      "--finalists F --also SPECS]",
+      "fusedsample tune [--vocab V --hidden D --dtype T --batches LIST --samples S --budget S --reps R "
+      "--max-candidates K --finalists F --also SPECS]",
       "Searches kernel configs for one LM-head shape on this GPU: enumerates candidates\n"
       "per batch bucket, compiles them all in parallel (into the module cache), checks\n"
       "each on exact-arithmetic inputs against the bucket's default config (bit for bit),\n"
@@ -76,6 +77,10 @@ int cmd_tune(const std::vector<std::string>& argv) {
               "list \"1,8,64\"; "
               "a size between buckets means the next one up; above 256 rows, the bucket of k = ceil(N / 256) equal parts",
               "1-256")
+      .option("samples", "S",
+              "samples per row (SampleArgs::num_samples) of the sample bucket to tune: 1, 4 (2..4) or 16 (5 or "
+              "more); a count between buckets means the next one up, past 16 the last; timed at the bucket's count",
+              "1")
       .option("budget", "SECONDS", "wall-clock budget, compilation included; once spent no new candidate is "
               "timed (each bucket's default is timed first); 0 = none", "600")
       .option("reps", "R", "timed repetitions per config (median)", "15")
@@ -108,6 +113,7 @@ int cmd_tune(const std::vector<std::string>& argv) {
   } catch (const InvalidArgument& e) {
     throw UsageError(fmt::format("invalid value '{}' for --batches: {}", batches, e.what()));
   }
+  o.samples_bucket = sample_bucket(int(args.get_int("samples", 1, 1, 0x7fffffff)));
   o.budget_s = args.get_double("budget", 600);
   if (o.budget_s < 0) throw UsageError(fmt::format("invalid value '{}' for --budget: must be >= 0", *args.get("budget")));
   o.reps = int(args.get_int("reps", 15, 1, 100000));
@@ -129,8 +135,11 @@ int cmd_tune(const std::vector<std::string>& argv) {
     if (!labels.empty()) labels += ',';
     labels += batch_bucket_label(b);
   }
-  fmt::print(stderr, "fusedsample tune: {} V={} d={} buckets {} (reps {}, max {} candidates and {} finalists per bucket)\n",
-             to_string(o.dtype), o.vocab, o.hidden, labels, o.reps, o.max_candidates, o.finalists);
+  fmt::print(stderr,
+             "fusedsample tune: {} V={} d={} buckets {}, {} sample(s) per row (reps {}, max {} candidates and {} "
+             "finalists per bucket)\n",
+             to_string(o.dtype), o.vocab, o.hidden, labels, bucket_samples(o.samples_bucket), o.reps,
+             o.max_candidates, o.finalists);
   const TuneReport report = tune(o);
   print_table(o, report);
   return kExitOk;

@@ -77,8 +77,9 @@ class Sampler {
   // `num_samples` now, so later calls (and CUDA graph capture) allocate nothing.
   void reserve(std::int64_t rows, int num_samples = 1);
 
-  // The kernel config used for `rows` rows.
-  KernelSpec spec_for(std::int64_t rows) const;
+  // The kernel config used for `rows` rows of `num_samples` samples each
+  // (tuned per batch bucket and sample bucket: tuning_db.hpp).
+  KernelSpec spec_for(std::int64_t rows, int num_samples = 1) const;
   const SamplerOptions& options() const;
 
  private:

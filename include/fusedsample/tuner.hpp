@@ -108,6 +108,9 @@ struct TuneOptions {
   std::int64_t hidden = 0;  // d
   DType dtype = DType::bf16;
   std::vector<int> buckets;  // batch_bucket() indices
+  // sample_bucket() index: every call is timed with bucket_samples() samples
+  // per row, and recorded under this sample bucket.
+  int samples_bucket = 0;
   int device = -1;           // CUDA ordinal; -1: current context's device (or 0)
   int reps = 15;             // timed repetitions per config (median)
   int warmup = 3;            // untimed calls before them

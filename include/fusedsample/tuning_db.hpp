@@ -38,6 +38,20 @@ int parse_batch_bucket(std::string_view label);  // inverse; throws InvalidArgum
 // Throws InvalidArgument for an index outside [0, kNumBatchBuckets).
 std::int64_t bucket_rows(int bucket);
 
+// Sample buckets: samples per row (SampleArgs::num_samples) 1, 2..4 and 5 or
+// more (index 0..2; labels "1", "4", "16", the samples each is tuned at).
+// Every tile draws S noise values per logit, so the epilogue's share of a
+// tile grows with S and the S = 1 winners stop being the fastest: at S = 4
+// the S = 1 table's ping-pong spec ran the small shape's N = 128 at up to
+// 1.11 x the unfused pipeline's time, where the same kernel without
+// ping-pong took 0.79 x; at S = 16 other forced specs ran 7-17 % faster than
+// the S = 1 winners at N = 1 and 16 (H200, BENCHMARKS.md session 36).
+inline constexpr int kNumSampleBuckets = 3;
+int sample_bucket(int samples);                  // throws InvalidArgument for samples < 1
+std::string_view sample_bucket_label(int bucket);  // "1", "4", "16"
+int parse_sample_bucket(std::string_view label);  // inverse; throws InvalidArgument
+int bucket_samples(int bucket);                   // the samples a bucket is tuned at: its label
+
 // A GPU model: what the driver reports. Two GPUs with the same name and SM
 // count are the same model.
 struct DeviceIdentity {
@@ -79,6 +93,7 @@ struct TuningKey {
   std::int64_t vocab = 0;    // V
   std::int64_t d_model = 0;  // d
   int bucket = 0;            // batch_bucket()
+  int samples_bucket = 0;    // sample_bucket(): 0 for one sample per row
   bool operator==(const TuningKey&) const = default;
 };
 
@@ -106,7 +121,10 @@ struct TuningEnvironment {
 // than the H200's closest shape's, BENCHMARKS.md session 33); any GPU of the same compute capability, the same shape first, then the
 // closest; default_spec().
 // At each level a dtype's own entries come first, then its twin's
-// (tuning_twin), before the next level.
+// (tuning_twin), before the next level. The levels are searched with the
+// entries of the samples' own sample bucket, then again with each smaller
+// sample bucket's, down to one sample per row: a model's S = 1 table stands
+// in where S was not tuned.
 enum class MatchLevel { exact_device, nearest_shape, same_arch, builtin_default };
 std::string_view to_string(MatchLevel);
 
@@ -123,6 +141,7 @@ struct TunedSpec {
   KernelSpec spec;  // of the dtype asked for
   MatchLevel level = MatchLevel::builtin_default;
   DType tuned_as = DType::bf16;  // the entries' dtype: the one asked for, or its twin
+  int samples_bucket = 0;        // the entries' sample bucket: the samples', or a smaller one (builtin_default: 0)
 };
 
 class TuningDb {
@@ -143,13 +162,15 @@ class TuningDb {
   // the closest V*d, else for any device of the same compute capability (same
   // V and d preferred, then the closest V*d); nullopt if none. At each level
   // entries of `dtype` first, then of its twin (tuning_twin), whose spec
-  // takes `dtype`. The spec's arch is set to `arch`; specs that do not
-  // validate for it are skipped.
+  // takes `dtype`. The levels are searched with sample_bucket(samples)'s
+  // entries first, then with each smaller sample bucket's. The spec's arch is
+  // set to `arch`; specs that do not validate for it are skipped.
   std::optional<TunedSpec> lookup(const DeviceIdentity& device, DType dtype, std::int64_t vocab,
-                                  std::int64_t d_model, std::int64_t rows, Arch arch) const;
-  // One level only: exact_device, nearest_shape or same_arch (builtin_default: nullopt).
+                                  std::int64_t d_model, std::int64_t rows, Arch arch, int samples = 1) const;
+  // One level and sample_bucket(samples)'s entries only: exact_device,
+  // nearest_shape or same_arch (builtin_default: nullopt).
   std::optional<TunedSpec> lookup_at(MatchLevel level, const DeviceIdentity& device, DType dtype, std::int64_t vocab,
-                                     std::int64_t d_model, std::int64_t rows, Arch arch) const;
+                                     std::int64_t d_model, std::int64_t rows, Arch arch, int samples = 1) const;
 
  private:
   std::vector<TuningEntry> entries_;
@@ -180,15 +201,16 @@ TuningDb load_tuning_db(const std::filesystem::path& path);
 // warning if the directory is not writable.
 bool save_tuning_db(const TuningDb& db, const std::filesystem::path& path);
 
-// What the sampler should run: the user database (tuning.json in the cache
-// dir, re-read when it changes) and the built-in table, level by level
-// (MatchLevel: exact device and shape, this device's closest shape, same
-// arch), the user's entry first where both answer for the same shape, then
-// default_spec().
+// What the sampler should run for `rows` rows of `samples` samples each:
+// the user database (tuning.json in the cache dir, re-read when it changes)
+// and the built-in table, level by level (MatchLevel: exact device and
+// shape, this device's closest shape, same arch), the user's entry first
+// where both answer for the same shape; the levels with the samples' own
+// sample bucket first, then each smaller one; then default_spec().
 TunedSpec tuned_spec(const DeviceIdentity& device, DType dtype, std::int64_t vocab, std::int64_t d_model,
-                     std::int64_t rows, Arch arch);
+                     std::int64_t rows, Arch arch, int samples = 1);
 // The same with an explicit user database (tests, tools).
 TunedSpec tuned_spec(const TuningDb& user, const DeviceIdentity& device, DType dtype, std::int64_t vocab,
-                     std::int64_t d_model, std::int64_t rows, Arch arch);
+                     std::int64_t d_model, std::int64_t rows, Arch arch, int samples = 1);
 
 }  // namespace fusedsample

@@ -3,7 +3,8 @@
 // the finalist round re-times the fastest interleaved and picks the winner,
 // results land in tuning.json (with their timing method) and tuned_spec()
 // picks them up; without a finalist round the fastest screened config wins;
-// a spent budget still times each bucket's default.
+// a spent budget still times each bucket's default; a tune of a sample
+// bucket records under it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -119,5 +120,32 @@ TEST_F(TunerGpu, SpentBudgetStillTimesEveryDefault) {
     ASSERT_NE(b.baseline(), nullptr);
     EXPECT_EQ(b.count(fs::CandidateStatus::timed), 1);
     EXPECT_EQ(b.count(fs::CandidateStatus::over_budget), int(b.candidates.size()) - 1);
+  }
+}
+
+// A tune of a sample bucket (--samples) records its entries under that
+// bucket only: the Sampler's lookup for S in 2..4 picks them, S = 1 does not.
+TEST_F(TunerGpu, SampleBucketEntriesServeThatSampleCount) {
+  FS_REQUIRE_GPU();
+  fs::TuneOptions o = small_options(fs::DType::bf16);
+  o.samples_bucket = fs::sample_bucket(4);
+  const fs::TuneReport r = fs::tune(o);
+  const fs::TuningDb saved = fs::load_tuning_db(dir_ / "tuning.json");
+  ASSERT_EQ(saved.entries().size(), r.buckets.size());
+  for (const fs::BucketResult& b : r.buckets) {
+    SCOPED_TRACE(b.rows);
+    ASSERT_NE(b.best(), nullptr);
+    EXPECT_EQ(saved.find(fs::TuningKey{r.device, o.dtype, o.vocab, o.hidden, b.bucket}), nullptr);
+    const fs::TuningEntry* e = saved.find(fs::TuningKey{r.device, o.dtype, o.vocab, o.hidden, b.bucket, 1});
+    ASSERT_NE(e, nullptr);
+    for (int samples : {2, 4}) {
+      const fs::TunedSpec t = fs::tuned_spec(r.device, o.dtype, o.vocab, o.hidden, b.rows, r.arch, samples);
+      EXPECT_EQ(t.level, fs::MatchLevel::exact_device);
+      EXPECT_EQ(t.samples_bucket, 1);
+      EXPECT_EQ(t.spec, b.best()->spec);
+    }
+    // One sample per row finds no entry of this GPU and shape at S = 1.
+    EXPECT_NE(fs::tuned_spec(r.device, o.dtype, o.vocab, o.hidden, b.rows, r.arch, 1).level,
+              fs::MatchLevel::exact_device);
   }
 }

@@ -36,6 +36,8 @@ TEST(TunerOptions, BadOptionsAreInvalidArgumentsEverywhere) {
   expect_bad([](fs::TuneOptions& o) { o.hidden = 12; }, "hidden");
   expect_bad([](fs::TuneOptions& o) { o.buckets.clear(); }, "bucket");
   expect_bad([](fs::TuneOptions& o) { o.buckets = {fs::kNumBatchBuckets}; }, "bucket");
+  expect_bad([](fs::TuneOptions& o) { o.samples_bucket = fs::kNumSampleBuckets; }, "sample bucket");
+  expect_bad([](fs::TuneOptions& o) { o.samples_bucket = -1; }, "sample bucket");
   expect_bad([](fs::TuneOptions& o) { o.reps = 0; }, "reps");
   expect_bad([](fs::TuneOptions& o) { o.warmup = -1; }, "warmup");
   expect_bad([](fs::TuneOptions& o) { o.max_candidates = 0; }, "max_candidates");

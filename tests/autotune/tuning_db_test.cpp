@@ -356,18 +356,27 @@ TEST(TuningDb, BuiltinTableIsOurTuningRuns) {
       EXPECT_GT(m.median_us, 0.0) << m.spec;
       EXPECT_NO_THROW(fs::KernelSpec::parse(m.spec).validate()) << m.spec;
     }
-    ++buckets_per_shape[fmt::format("{} {} {}", e.key.device.name, e.key.vocab, e.key.d_model)];
+    ++buckets_per_shape[fmt::format("{} {} {} {} S{}", e.key.device.name, e.key.vocab, e.key.d_model,
+                                    fs::to_string(e.key.dtype), fs::sample_bucket_label(e.key.samples_bucket))];
     const auto r = fs::tuned_spec(empty, e.key.device, e.key.dtype, e.key.vocab, e.key.d_model,
-                                  fs::bucket_rows(e.key.bucket), Arch::sm_90);
+                                  fs::bucket_rows(e.key.bucket), Arch::sm_90, fs::bucket_samples(e.key.samples_bucket));
     EXPECT_EQ(r.level, MatchLevel::exact_device);
+    EXPECT_EQ(r.samples_bucket, e.key.samples_bucket);
+    EXPECT_EQ(r.tuned_as, e.key.dtype);
     EXPECT_EQ(r.spec.to_string(), e.best()->spec) << e.key.device.name << " bucket " << e.key.bucket;
   }
   // The H200's tables also hold the buckets 160, 192 and 224 (session 34); the H100's the nine of 1..256.
   for (const auto& [shape, n] : buckets_per_shape) EXPECT_EQ(n, shape.starts_with("NVIDIA H200 ") ? 12 : 9) << shape;
-  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H200 151936 4096"));
-  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H200 128256 8192"));
-  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H100 80GB HBM3 151936 4096"));
-  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H100 80GB HBM3 128256 8192"));
+  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H200 151936 4096 bf16 S1"));
+  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H200 128256 8192 bf16 S1"));
+  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H100 80GB HBM3 151936 4096 bf16 S1"));
+  EXPECT_TRUE(buckets_per_shape.count("NVIDIA H100 80GB HBM3 128256 8192 bf16 S1"));
+  // Several samples per row: the H200's S = 4 and S = 16 tables, both shapes and dtypes (session 37).
+  for (const char* t : {"bf16", "fp16"})
+    for (const char* s : {"S4", "S16"}) {
+      EXPECT_TRUE(buckets_per_shape.count(fmt::format("NVIDIA H200 151936 4096 {} {}", t, s)));
+      EXPECT_TRUE(buckets_per_shape.count(fmt::format("NVIDIA H200 128256 8192 {} {}", t, s)));
+    }
   // Past 256 rows the bucket of a part: 257 rows are two parts of 129 (bucket 160).
   const auto big = fs::tuned_spec(empty, kH200, DType::bf16, 151936, 4096, 257, Arch::sm_90);
   EXPECT_EQ(big.level, MatchLevel::exact_device);

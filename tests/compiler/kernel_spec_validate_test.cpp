@@ -40,6 +40,7 @@ TEST(KernelSpec, ValidSpecsPass) {
       spec(DType::fp16, Variant::wgmma, 128, 256, 64, 3, 8, 1, Arch::sm_90a),
       spec(DType::bf16, Variant::wgmma, 128, 128, 64, 3, 4, 1, Arch::sm_90a),  // two 64-row blocks per warpgroup
       spec(DType::bf16, Variant::wgmma, 128, 32, 128, 4, 8, 1, Arch::sm_90a),  // two 64-column sub-tiles per stage
+      spec(DType::bf16, Variant::wgmma, 128, 192, 64, 3, 8, 1, Arch::sm_90a),  // three epilogue passes of 64 rows
       spec(DType::bf16, Variant::wgmma_ws, 128, 128, 64, 4, 12, 1, Arch::sm_90a),
       spec(DType::fp16, Variant::wgmma_ws, 64, 256, 64, 4, 12, 1, Arch::sm_90a),
       spec(DType::bf16, Variant::wgmma_ws, 64, 8, 64, 8, 12, 1, Arch::sm_90a),
@@ -118,6 +119,11 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, w, 128, 64, 64, 3, 2, 2, Arch::sm_90a), false, {"warpgroups"}},
       {spec(b, w, 96, 64, 64, 3, 4, 1, Arch::sm_90a), false, {"64 per warpgroup"}},
       {spec(b, w, 128, 256, 64, 3, 4, 1, Arch::sm_90a), false, {"128 accumulators"}},
+      // Past 64 batch rows the epilogue stages 64 per pass: tn160 and tn224 (the search space's fitted
+      // tiles) validated and then failed fused_wgmma.cuh's static_assert in NVRTC (session 37).
+      {spec(b, w, 128, 160, 64, 4, 8, 1, Arch::sm_90a), false, {"tile_n", "multiple of 64", "160"}},
+      {spec(b, w, 128, 224, 128, 2, 8, 1, Arch::sm_90a), false, {"tile_n", "multiple of 64", "224"}},
+      {spec(b, w, 128, 96, 64, 3, 8, 1, Arch::sm_90a), false, {"tile_n", "multiple of 64", "96"}},
       {spec(b, Variant::wgmma_ws, 128, 64, 64, 4, 12, 1, Arch::sm_90), true, {"wgmma_ws", "sm_90a"}},
       {spec(b, Variant::wgmma_ws, 128, 64, 64, 4, 8, 1, Arch::sm_90a), false, {"w12x1"}},
       {spec(b, Variant::wgmma_ws, 256, 64, 64, 4, 12, 1, Arch::sm_90a), false, {"64 or 128"}},

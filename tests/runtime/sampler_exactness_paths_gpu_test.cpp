@@ -12,10 +12,13 @@
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "autotune/parallel_compile.hpp"
 #include "fusedsample/fusedsample.hpp"
+#include "fusedsample/tuning_db.hpp"
 #include "runtime/device_memory.hpp"
 #include "templates/stream_k.cuh"
 #include "tests/support/device_buffers.hpp"
@@ -144,6 +147,57 @@ TEST(ExactnessStreamK, CutTilesMatchReference) {
                   static_cast<long long>(cmp.pairs), static_cast<long long>(cmp.close));
     }
   }
+}
+
+// The specs the tables pick for several samples per row (the sample buckets
+// 4 and 16 of session 37) at the two record shapes, every batch bucket and
+// both 16-bit dtypes: Sampler::spec_for(rows, S) is the lookup's answer, and
+// each spec, forced on a small head, draws the reference's tokens.
+TEST(ExactnessTunedSamples, SampleBucketSpecsMatchReference) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  const DeviceInfo dev = list_devices()[0];
+  const DeviceIdentity id{dev.name, dev.multiprocessors, dev.cc_major, dev.cc_minor};
+  const Arch arch = arch_for_compute_capability(dev.cc_major, dev.cc_minor);
+  std::set<std::string> picked;
+  for (DType dtype : {DType::bf16, DType::fp16})
+    for (const auto& [V, d] : {std::pair<std::int64_t, std::int64_t>{151936, 4096}, {128256, 8192}}) {
+      Sampler table(testing::sampler_options(V, d, dtype));
+      for (int b = 0; b < kNumBatchBuckets; ++b)
+        for (int S : {4, 16}) {
+          const KernelSpec k = table.spec_for(bucket_rows(b), S);
+          KernelSpec want = tuned_spec(id, dtype, V, d, bucket_rows(b), arch, S).spec;
+          if (!testing::spec_runs_here(want)) continue;  // the Sampler's portable fallback
+          want.arch = k.arch;
+          EXPECT_EQ(k, want) << k.to_string() << " for N=" << bucket_rows(b) << " S=" << S;
+          picked.insert(k.to_string());
+        }
+    }
+  if (picked.empty()) GTEST_SKIP() << "no table spec for several samples runs on " << dev.name;
+  std::vector<KernelSpec> specs;
+  for (const std::string& t : picked) specs.push_back(KernelSpec::parse(t));
+  for (const auto& c : autotune::compile_all(specs)) ASSERT_TRUE(c.ok) << c.spec.to_string() << ": " << c.error;
+
+  std::mt19937_64 rng(testing::fresh_seed());
+  const std::int64_t V = 4099, d = 256, N = 40;
+  const int S = 5;
+  for (DType dtype : {DType::bf16, DType::fp16}) {
+    const RandomInputs in(dtype, V, d, N, 2.0 / std::sqrt(double(d)), rng);
+    const RowParams rows(N, 1, rng);
+    const auto ref = reference_sample(in.w.data(), in.h.data(), dtype, V, d, N, rows.reference(), S);
+    for (const KernelSpec& spec : specs) {
+      if (spec.dtype != dtype) continue;
+      const std::string what = config_name(spec);
+      SCOPED_TRACE(what);
+      Sampler sampler(testing::sampler_options(V, d, dtype, spec));
+      const auto got = sample_int64(sampler, in.dw, in.dh, N, S, rows);
+      const testing::Comparison cmp = testing::compare_with_reference(got, ref, V, S, what);
+      EXPECT_EQ(cmp.mismatches, 0) << what;
+      std::printf("[ case     ] %s: pairs %lld near-ties %lld\n", what.c_str(), static_cast<long long>(cmp.pairs),
+                  static_cast<long long>(cmp.close));
+    }
+  }
+  std::printf("[ summary  ] %zu distinct table specs for S = 4 and 16 checked\n", specs.size());
 }
 
 }  // namespace

@@ -39,8 +39,11 @@ TEST_F(CliTuning, ExportImportRoundTripShowsInInfo) {
   ASSERT_EQ(r.code, 0) << r.output;
   r = run_cli(dir_ / "b", "info");
   EXPECT_EQ(r.output.find("tuned entries          0 in"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("NVIDIA H200 (132 SMs) bf16 V=151936 d=4096 N<=16: bf16 "), std::string::npos)
+  EXPECT_NE(r.output.find("NVIDIA H200 (132 SMs) bf16 V=151936 d=4096 N<=16 S=1: bf16 "), std::string::npos)
       << r.output;
+  // The sample buckets of the built-in H200 table (session 37) show as such.
+  EXPECT_NE(r.output.find("NVIDIA H200 (132 SMs) bf16 V=151936 d=4096 N<=16 S<=4: bf16 "), std::string::npos);
+  EXPECT_NE(r.output.find("NVIDIA H200 (132 SMs) fp16 V=151936 d=4096 N<=16 S>4: fp16 "), std::string::npos);
   // Exporting the imported database gives the same entries back.
   r = run_cli(dir_ / "b", "export --gpu 'NVIDIA H200'");
   EXPECT_EQ(r.code, 0);
