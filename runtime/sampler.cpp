@@ -13,7 +13,10 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <thread>
+#include <vector>
 
+#include "autotune/parallel_compile.hpp"
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuning_db.hpp"
@@ -42,6 +45,10 @@ KernelSpec logits_spec(DType dtype, Arch arch) {
 }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Compile threads of Sampler::reserve: one per core, and at most 8 NVRTC
+// instances (a few hundred MB each) at once in a server process.
+unsigned reserve_compile_threads() { return std::clamp(std::thread::hardware_concurrency(), 1u, 8u); }
 
 }  // namespace
 
@@ -273,6 +280,18 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
   // any of them needs (a launch never uses more blocks than fit at once). A
   // batch past 256 rows uses the bucket of its parts (batch_part_rows):
   // batch_bucket_max.
+  // Their distinct specs are compiled first, in parallel (NVRTC is thread
+  // safe; each lands in the process memo and the disk cache), so a cold
+  // reserve takes about its slowest compile rather than the sum of up to
+  // kNumSampleBuckets x kNumBatchBuckets of them. A spec that fails is
+  // compiled again below, which throws its error.
+  std::vector<KernelSpec> specs;
+  for (int sb = 0; sb <= sample_bucket(num_samples); ++sb)
+    for (int b = 0; b <= batch_bucket_max(rows); ++b) {
+      const KernelSpec s = impl_->spec_for(bucket_rows(b), bucket_samples(sb));
+      if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
+    }
+  autotune::compile_all(specs, reserve_compile_threads());
   std::size_t staging = 0;
   for (int sb = 0; sb <= sample_bucket(num_samples); ++sb)
     for (int b = 0; b <= batch_bucket_max(rows); ++b) {
