@@ -5,6 +5,7 @@
 // 1.11 x the unfused pipeline's time at S = 4 (H200, BENCHMARKS.md session 36).
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "fusedsample/errors.hpp"
@@ -33,6 +34,21 @@ fs::Measurement meas(const std::string& spec, double median) {
   return fs::testing::measurement(spec, median, 0, fs::TimingMethod::interleaved);
 }
 
+// A database of one entry of `a_spec` for a_gpu at a_samples and one of
+// b_spec for b_gpu at b_samples.
+fs::TuningDb two_entries(const fs::DeviceIdentity& a_gpu, int a_samples, const char* a_spec,
+                         const fs::DeviceIdentity& b_gpu, int b_samples, const char* b_spec) {
+  fs::TuningDb db;
+  db.record(key(a_gpu, a_samples), meas(a_spec, 10));
+  db.record(key(b_gpu, b_samples), meas(b_spec, 20));
+  return db;
+}
+
+// The lookup's answer for a bf16 head of the keys' shape, N = 8, on `gpu`.
+std::optional<fs::TunedSpec> pick(const fs::TuningDb& db, const fs::DeviceIdentity& gpu, int samples) {
+  return db.lookup(gpu, DType::bf16, 1000, 512, 8, Arch::sm_90, samples);
+}
+
 }  // namespace
 
 TEST(SampleBucket, CountsMapToTheNextBucketUpAndPastTheLastToIt) {
@@ -52,9 +68,7 @@ TEST(SampleBucket, CountsMapToTheNextBucketUpAndPastTheLastToIt) {
 }
 
 TEST(TuningSamples, EntriesOfTwoSampleBucketsAreApart) {
-  fs::TuningDb db;
-  db.record(key(kH200, 1), meas(kSpecA, 10));
-  db.record(key(kH200, 4), meas(kSpecB, 20));
+  const fs::TuningDb db = two_entries(kH200, 1, kSpecA, kH200, 4, kSpecB);
   ASSERT_EQ(db.entries().size(), 2u);
   EXPECT_EQ(db.find(key(kH200, 1))->best()->spec, kSpecA);
   EXPECT_EQ(db.find(key(kH200, 3))->best()->spec, kSpecB);
@@ -62,24 +76,22 @@ TEST(TuningSamples, EntriesOfTwoSampleBucketsAreApart) {
 }
 
 TEST(TuningSamples, LookupTakesTheSamplesOwnBucketThenEachSmallerOne) {
-  fs::TuningDb db;
-  db.record(key(kH200, 1), meas(kSpecA, 10));
-  db.record(key(kH200, 4), meas(kSpecB, 20));
-  auto r = db.lookup(kH200, DType::bf16, 1000, 512, 8, Arch::sm_90, 1);
+  fs::TuningDb db = two_entries(kH200, 1, kSpecA, kH200, 4, kSpecB);
+  auto r = pick(db, kH200, 1);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec.to_string(), kSpecA);
   EXPECT_EQ(r->samples_bucket, 0);
-  r = db.lookup(kH200, DType::bf16, 1000, 512, 8, Arch::sm_90, 3);
+  r = pick(db, kH200, 3);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec.to_string(), kSpecB);
   EXPECT_EQ(r->samples_bucket, 1);
   // No S = 16 entry: the next smaller bucket's (S = 4), not S = 1's.
-  r = db.lookup(kH200, DType::bf16, 1000, 512, 8, Arch::sm_90, 64);
+  r = pick(db, kH200, 64);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec.to_string(), kSpecB);
   EXPECT_EQ(r->samples_bucket, 1);
   db.record(key(kH200, 16), meas(kSpecC, 30));
-  r = db.lookup(kH200, DType::bf16, 1000, 512, 8, Arch::sm_90, 64);
+  r = pick(db, kH200, 64);
   EXPECT_EQ(r->spec.to_string(), kSpecC);
   EXPECT_EQ(r->samples_bucket, 2);
   // lookup_at searches one sample bucket only.
@@ -93,15 +105,13 @@ TEST(TuningSamples, LookupTakesTheSamplesOwnBucketThenEachSmallerOne) {
 // S = 1 winners ran up to 17 % slower than the best measured spec (session 36),
 // more than a model's table loses on another model of its architecture.
 TEST(TuningSamples, OwnSampleBucketOfTheArchitectureBeforeThisModelsSingleSample) {
-  fs::TuningDb db;
-  db.record(key(kH100, 1), meas(kSpecA, 10));
-  db.record(key(kH200, 4), meas(kSpecB, 20));
-  auto r = db.lookup(kH100, DType::bf16, 1000, 512, 8, Arch::sm_90, 4);
+  const fs::TuningDb db = two_entries(kH100, 1, kSpecA, kH200, 4, kSpecB);
+  auto r = pick(db, kH100, 4);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec.to_string(), kSpecB);
   EXPECT_EQ(r->level, MatchLevel::same_arch);
   EXPECT_EQ(r->samples_bucket, 1);
-  r = db.lookup(kH100, DType::bf16, 1000, 512, 8, Arch::sm_90, 1);
+  r = pick(db, kH100, 1);
   EXPECT_EQ(r->spec.to_string(), kSpecA);
   EXPECT_EQ(r->level, MatchLevel::exact_device);
   // The user's database and the built-in table: a user's S = 4 entry for
