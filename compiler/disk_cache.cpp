@@ -181,14 +181,18 @@ CompiledKernel load_or_compile(const RenderedKernel& rendered, const DiskCache* 
   if (!cache) return compile_uncached(rendered);
   const std::string key = kernel_cache_key(rendered);
   if (auto k = cache->load(key)) {
-    if (k->source == rendered.source && k->options == rendered.options) {
+    // A module whose log lacks ptxas's report was compiled from NVRTC's own
+    // cache (before nvrtc_options turned it off): kernel_resources() would
+    // know nothing about it, so it is built again and replaced.
+    if (k->source == rendered.source && k->options == rendered.options && has_ptxas_report(k->log)) {
       k->spec = rendered.spec;
       if (from_disk) *from_disk = true;
       return std::move(*k);
     }
-    detail::warn_once(cache->module_path(key).string(),
-                      fmt::format("module cache: {} does not match its kernel; it will be rebuilt",
-                                  cache->module_path(key).string()));
+    if (k->source != rendered.source || k->options != rendered.options)
+      detail::warn_once(cache->module_path(key).string(),
+                        fmt::format("module cache: {} does not match its kernel; it will be rebuilt",
+                                    cache->module_path(key).string()));
   }
   CompiledKernel compiled = compile_uncached(rendered);
   if (compiled.cache_key.empty()) compiled.cache_key = key;

@@ -50,4 +50,9 @@ std::optional<KernelResources> kernel_resources(const CompiledKernel& k, const s
   return r;
 }
 
+bool has_ptxas_report(const std::string& log) {
+  static const std::regex used(R"(ptxas info\s*: Used \d+ registers)");
+  return std::regex_search(log, used);
+}
+
 }  // namespace fusedsample

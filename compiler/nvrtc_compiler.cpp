@@ -44,7 +44,27 @@ struct ProgramDeleter {
   }
 };
 
+// NVRTC 12.9 and later keep their own cache of compiled programs (in the
+// driver's compute cache, ~/.nv/ComputeCache), and a program served from it
+// has an empty log: no ptxas -v report, so kernel_resources() knew nothing
+// and the tuner's spill screen passed spilling kernels (session 37: two
+// shipped bf16 specs spilled). Our module cache is the cache; NVRTC's is
+// turned off. Not part of the rendered options: it does not change the
+// binary, so it stays out of the module cache's key.
+bool nvrtc_has_own_cache() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return false;
+  return major > 12 || (major == 12 && minor >= 9);
+}
+
 }  // namespace
+
+std::vector<std::string> nvrtc_options(const RenderedKernel& rendered) {
+  std::vector<std::string> options = rendered.options;
+  static const bool own_cache = nvrtc_has_own_cache();
+  if (own_cache) options.push_back("--no-cache");
+  return options;
+}
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
@@ -63,10 +83,11 @@ CompiledKernel compile_uncached(const RenderedKernel& r) {
     header_names.push_back(headers[i].name);
   }
   const std::string name = "fusedsample_kernel.cu";
+  const std::vector<std::string> options = nvrtc_options(r);
   auto fail = [&](const std::string& what, nvrtcResult res, const std::string& log) -> CompileError {
     return CompileError(fmt::format("NVRTC {} failed for spec [{}]: {}\noptions: {}\nlog:\n{}", what, r.spec.to_string(),
-                                    nvrtcGetErrorString(res), join(r.options), log),
-                        log, join(r.options), r.source);
+                                    nvrtcGetErrorString(res), join(options), log),
+                        log, join(options), r.source);
   };
 
   std::unique_ptr<nvrtcProgram, ProgramDeleter> prog(new nvrtcProgram{});
@@ -77,7 +98,7 @@ CompiledKernel compile_uncached(const RenderedKernel& r) {
     throw fail("nvrtcCreateProgram", res, "");
   }
   std::vector<const char*> opts;
-  for (const auto& o : r.options) opts.push_back(o.c_str());
+  for (const auto& o : options) opts.push_back(o.c_str());
   res = nvrtcCompileProgram(*prog, int(opts.size()), opts.data());
   std::size_t log_size = 0;
   nvrtcGetProgramLogSize(*prog, &log_size);

@@ -38,6 +38,12 @@ RenderedKernel render_kernel(const KernelSpec& spec);
 std::shared_ptr<const CompiledKernel> compile_kernel(const KernelSpec& spec);
 // Compile without the memo (tests, tools).
 CompiledKernel compile_uncached(const RenderedKernel& rendered);
+// What compile_uncached passes to NVRTC: the rendered options, and with
+// NVRTC 12.9+ `--no-cache` (its own cache returns programs without ptxas's
+// -v report; nvrtc_compiler.cpp).
+std::vector<std::string> nvrtc_options(const RenderedKernel& rendered);
+// Whether a compile log holds ptxas's -v report (what kernel_resources reads).
+bool has_ptxas_report(const std::string& log);
 // The key of a rendered kernel: XXH3-128 over source, options, arch, NVRTC
 // version and generator version, as 32 hex digits.
 std::string kernel_cache_key(const RenderedKernel& rendered);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "fusedsample/compiler.hpp"
 #include "fusedsample/errors.hpp"
 
 namespace fs = fusedsample;
@@ -185,6 +187,40 @@ TEST_F(CacheDirTest, LoadOrCompileUsesDiskAndRebuildsCorruptEntries) {
   EXPECT_NE(err.find("corrupt"), std::string::npos);
   EXPECT_EQ(third.ptx, first.ptx);
   EXPECT_EQ(read_bytes(cache.module_path(key)), good);
+}
+
+// A module whose log has no ptxas -v report (what NVRTC 12.9+ returned for a
+// program served from its own cache, before nvrtc_options turned that cache
+// off) is compiled again and replaced: kernel_resources() reads that report,
+// and the tuner's spill screen passed spilling kernels without it (session 37).
+TEST_F(CacheDirTest, ModulesWithoutPtxasReportAreRebuilt) {
+  const fs::DiskCache cache(dir_);
+  const fs::RenderedKernel r = fs::render_kernel(rare_spec());
+  bool from_disk = true;
+  const fs::CompiledKernel first = fs::load_or_compile(r, &cache, &from_disk);
+  ASSERT_TRUE(fs::has_ptxas_report(first.log)) << first.log;
+  fs::CompiledKernel logless = first;
+  logless.log.clear();
+  ASSERT_TRUE(cache.store(logless));
+  ::testing::internal::CaptureStderr();
+  const fs::CompiledKernel again = fs::load_or_compile(r, &cache, &from_disk);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // not a corrupt file: no warning
+  EXPECT_FALSE(from_disk);
+  EXPECT_TRUE(fs::kernel_resources(again, "fs_fused_kernel").has_value()) << again.log;
+  EXPECT_TRUE(fs::has_ptxas_report(cache.load(first.cache_key)->log));
+}
+
+TEST(NvrtcOptions, OwnCacheOffFromNvrtc129AndNotInTheKey) {
+  const fs::RenderedKernel r = fs::render_kernel(rare_spec());
+  const auto opts = fs::nvrtc_options(r);
+  const std::string version = fs::nvrtc_version();
+  const int major = std::stoi(version), minor = std::stoi(version.substr(version.find('.') + 1));
+  const bool own_cache = major > 12 || (major == 12 && minor >= 9);
+  EXPECT_EQ(std::count(opts.begin(), opts.end(), "--no-cache"), own_cache ? 1 : 0) << version;
+  EXPECT_EQ(std::count(r.options.begin(), r.options.end(), "--no-cache"), 0);  // rendered options: the key's
+  EXPECT_FALSE(fs::has_ptxas_report(""));
+  EXPECT_FALSE(fs::has_ptxas_report("ptxas info    : 30 bytes gmem"));
+  EXPECT_TRUE(fs::has_ptxas_report("ptxas info    : Used 168 registers, used 1 barriers"));
 }
 
 // The L2 promotion of the TMA maps is a launch setting: specs that differ
