@@ -122,7 +122,7 @@ int cmd_compile(const std::vector<std::string>& argv) {
         info += fmt::format("resources      {}: {} registers, {} bytes stack, {} / {} bytes spilled (stores / loads){}\n",
                             kernel, r->registers, r->stack_bytes, r->spill_store_bytes, r->spill_load_bytes,
                             r->wgmma_serialized ? ", wgmma serialized (ptxas advisory in the NVRTC log)" : "");
-    info += fmt::format("NVRTC          {} ({})\n", nvrtc_version(), fmt::join(k.options, " "));
+    info += fmt::format("NVRTC          {} ({})\n", nvrtc_version(), fmt::join(nvrtc_options(rendered), " "));
     info += fmt::format("generator      {}\n", generator_version());
     info += fmt::format("cubin          {} bytes\n", k.cubin.size());
     info += fmt::format("ptx            {} bytes\n", k.ptx.size());
