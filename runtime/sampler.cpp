@@ -93,13 +93,12 @@ struct Sampler::Impl {
     return modules.emplace(key, std::move(m)).first->second.get();
   }
 
-  runtime::LoadedModule* module_for(std::int64_t rows, int samples) {
-    auto& slot = by_bucket[sample_bucket(samples)][batch_bucket(rows)];
+  // The module of sample bucket sb and batch bucket b (loaded on first use).
+  runtime::LoadedModule* module_for(int sb, int b) {
+    auto& slot = by_bucket[sb][b];
     if (runtime::LoadedModule* m = slot.load(std::memory_order_acquire)) return m;
     std::lock_guard<std::mutex> lock(mu);
-    if (!slot.load())
-      slot.store(load(spec_for(bucket_rows(batch_bucket(rows)), bucket_samples(sample_bucket(samples)))),
-                 std::memory_order_release);
+    if (!slot.load()) slot.store(load(spec_for(bucket_rows(b), bucket_samples(sb))), std::memory_order_release);
     return slot.load();
   }
 
@@ -262,7 +261,7 @@ KernelSpec Sampler::spec_for(std::int64_t rows, int num_samples) const {
 void Sampler::sample(const SampleArgs& args, Stream stream) {
   runtime::check_args(impl_->options, args);
   impl_->ctx.make_current();
-  impl_->launch(*impl_->module_for(args.rows, args.num_samples), args.weights, args.hidden_states, args, stream);
+  impl_->launch(*impl_->module_for(sample_bucket(args.num_samples), batch_bucket(args.rows)), args.weights, args.hidden_states, args, stream);
 }
 
 void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream stream) {
@@ -295,7 +294,7 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
   std::size_t staging = 0;
   for (int sb = 0; sb <= sample_bucket(num_samples); ++sb)
     for (int b = 0; b <= batch_bucket_max(rows); ++b) {
-      runtime::LoadedModule& m = *impl_->module_for(bucket_rows(b), bucket_samples(sb));
+      runtime::LoadedModule& m = *impl_->module_for(sb, b);
       staging = std::max(staging, Impl::staging_bytes(m.spec(), m.resident_blocks()));
     }
   impl_->module_for_logits();
