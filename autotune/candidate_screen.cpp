@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "autotune/parallel_compile.hpp"
+#include "compiler/parallel_compile.hpp"
 
 namespace fusedsample::autotune {
 

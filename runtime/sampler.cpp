@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "autotune/parallel_compile.hpp"
+#include "compiler/parallel_compile.hpp"
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuning_db.hpp"
@@ -290,7 +290,7 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
       const KernelSpec s = impl_->spec_for(bucket_rows(b), bucket_samples(sb));
       if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
     }
-  autotune::compile_all(specs, reserve_compile_threads());
+  compile_all(specs, reserve_compile_threads());
   std::size_t staging = 0;
   for (int sb = 0; sb <= sample_bucket(num_samples); ++sb)
     for (int b = 0; b <= batch_bucket_max(rows); ++b) {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "autotune/parallel_compile.hpp"
+#include "compiler/parallel_compile.hpp"
 #include "fusedsample/fusedsample.hpp"
 #include "fusedsample/tuning_db.hpp"
 #include "runtime/device_memory.hpp"
@@ -176,7 +176,7 @@ TEST(ExactnessTunedSamples, SampleBucketSpecsMatchReference) {
   if (picked.empty()) GTEST_SKIP() << "no table spec for several samples runs on " << dev.name;
   std::vector<KernelSpec> specs;
   for (const std::string& t : picked) specs.push_back(KernelSpec::parse(t));
-  for (const auto& c : autotune::compile_all(specs)) ASSERT_TRUE(c.ok) << c.spec.to_string() << ": " << c.error;
+  for (const auto& c : compile_all(specs)) ASSERT_TRUE(c.ok) << c.spec.to_string() << ": " << c.error;
 
   std::mt19937_64 rng(testing::fresh_seed());
   const std::int64_t V = 4099, d = 256, N = 40;

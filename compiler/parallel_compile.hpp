@@ -10,7 +10,7 @@
 
 #include "fusedsample/kernel_spec.hpp"
 
-namespace fusedsample::autotune {
+namespace fusedsample {
 
 struct CompileOutcome {
   KernelSpec spec;
@@ -28,4 +28,4 @@ struct CompileOutcome {
 std::vector<CompileOutcome> compile_all(const std::vector<KernelSpec>& specs, unsigned threads = 0,
                                         const std::function<void(const CompileOutcome&, std::size_t done)>& on_done = {});
 
-}  // namespace fusedsample::autotune
+}  // namespace fusedsample

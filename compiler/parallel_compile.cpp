@@ -1,5 +1,5 @@
 // parallel_compile.cpp: see parallel_compile.hpp.
-#include "autotune/parallel_compile.hpp"
+#include "compiler/parallel_compile.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +12,7 @@
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/disk_cache.hpp"
 
-namespace fusedsample::autotune {
+namespace fusedsample {
 
 std::vector<CompileOutcome> compile_all(const std::vector<KernelSpec>& specs, unsigned threads,
                                         const std::function<void(const CompileOutcome&, std::size_t)>& on_done) {
@@ -67,4 +67,4 @@ std::vector<CompileOutcome> compile_all(const std::vector<KernelSpec>& specs, un
   return out;
 }
 
-}  // namespace fusedsample::autotune
+}  // namespace fusedsample

@@ -1,6 +1,7 @@
-// parallel_compile_test.cpp: the tuner's compile pool puts every candidate
-// in the on-disk module cache, reports failures per spec and never throws.
-#include "autotune/parallel_compile.hpp"
+// parallel_compile_test.cpp: the compile pool (the tuner's and Sampler::reserve's)
+// puts every spec in the on-disk module cache, reports failures per spec and
+// never throws.
+#include "compiler/parallel_compile.hpp"
 
 #include <gtest/gtest.h>
 
@@ -36,7 +37,7 @@ TEST_F(ParallelCompile, CompilesIntoTheDiskCacheAndReportsFailures) {
   broken.tile_n = 12;  // fails validation inside compile_kernel
   specs.push_back(broken);
   std::size_t calls = 0, last_done = 0;
-  const auto out = fs::autotune::compile_all(specs, 4, [&](const fs::autotune::CompileOutcome&, std::size_t done) {
+  const auto out = fs::compile_all(specs, 4, [&](const fs::CompileOutcome&, std::size_t done) {
     ++calls;
     EXPECT_EQ(done, last_done + 1);
     last_done = done;
@@ -50,7 +51,7 @@ TEST_F(ParallelCompile, CompilesIntoTheDiskCacheAndReportsFailures) {
   EXPECT_FALSE(out[3].ok);
   EXPECT_NE(out[3].error.find("tile_n"), std::string::npos) << out[3].error;
   EXPECT_EQ(module_files(dir_), 3u);
-  EXPECT_TRUE(fs::autotune::compile_all({}).empty());
+  EXPECT_TRUE(fs::compile_all({}).empty());
 }
 
 // Kernels the process memoized while the disk cache was off still land in
@@ -64,7 +65,7 @@ TEST_F(ParallelCompile, StoresKernelsTheProcessAlreadyHad) {
   for (const auto& s : specs) ASSERT_TRUE(fs::compile_kernel(s));
   ::unsetenv("FUSEDSAMPLE_CACHE_DISABLE");
   EXPECT_EQ(module_files(dir_), 0u);
-  const auto out = fs::autotune::compile_all(specs, 2);
+  const auto out = fs::compile_all(specs, 2);
   for (const auto& o : out) EXPECT_TRUE(o.ok) << o.error;
   EXPECT_EQ(module_files(dir_), 2u);
 }
