@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuning_db.hpp"
@@ -177,5 +178,28 @@ TEST(TuningSamples, BuiltinTablesServeSeveralSamples) {
           const auto h100 = fs::tuned_spec(empty, kH100, dtype, V, d, rows, Arch::sm_90, samples);
           EXPECT_EQ(h100.level, MatchLevel::same_arch);
           EXPECT_EQ(h100.spec, h200.spec);
+        }
+}
+
+// Since session 38 the five model shapes of the S = 1 model-shapes table have
+// bf16 entries of their own for the sample buckets 4 and 16: an H200 asking
+// for one of them finds its own shape (exact_device), fp16 through its twin.
+TEST(TuningSamples, BuiltinModelShapesHaveSampleBuckets) {
+  const fs::TuningDb empty;
+  for (const auto& [V, d] : {std::pair<std::int64_t, std::int64_t>{128256, 4096},
+                             {152064, 3584},
+                             {256000, 3584},
+                             {256000, 2304},
+                             {32768, 4096}})
+    for (std::int64_t rows : {1, 64, 128, 200, 256})
+      for (int samples : {3, 16})
+        for (DType dtype : {DType::bf16, DType::fp16}) {
+          SCOPED_TRACE(testing::Message() << "V=" << V << " d=" << d << " N=" << rows << " S=" << samples << " "
+                                          << fs::to_string(dtype));
+          const auto t = fs::tuned_spec(empty, kH200, dtype, V, d, rows, Arch::sm_90, samples);
+          EXPECT_EQ(t.level, MatchLevel::exact_device);
+          EXPECT_EQ(t.samples_bucket, fs::sample_bucket(samples));
+          EXPECT_EQ(t.tuned_as, DType::bf16);
+          EXPECT_EQ(t.spec.dtype, dtype);
         }
 }

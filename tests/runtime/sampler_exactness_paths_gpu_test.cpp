@@ -14,6 +14,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/parallel_compile.hpp"
@@ -150,18 +151,24 @@ TEST(ExactnessStreamK, CutTilesMatchReference) {
 }
 
 // The specs the tables pick for several samples per row (the sample buckets
-// 4 and 16 of session 37) at the two record shapes, every batch bucket and
-// both 16-bit dtypes: Sampler::spec_for(rows, S) is the lookup's answer, and
-// each spec, forced on a small head, draws the reference's tokens.
+// 4 and 16 of session 37) at every shape the built-in tables have such
+// entries for (the record shapes since session 37, five model shapes since
+// session 38), every batch bucket and both 16-bit dtypes:
+// Sampler::spec_for(rows, S) is the lookup's answer, and each spec, forced on
+// a small head, draws the reference's tokens.
 TEST(ExactnessTunedSamples, SampleBucketSpecsMatchReference) {
   FS_REQUIRE_GPU();
   testing::use_process_context();
   const DeviceInfo dev = list_devices()[0];
   const DeviceIdentity id{dev.name, dev.multiprocessors, dev.cc_major, dev.cc_minor};
   const Arch arch = arch_for_compute_capability(dev.cc_major, dev.cc_minor);
+  std::set<std::pair<std::int64_t, std::int64_t>> shapes;
+  for (const auto& e : builtin_tuning_db().entries())
+    if (e.key.samples_bucket > 0) shapes.emplace(e.key.vocab, e.key.d_model);
+  ASSERT_GE(shapes.size(), 7u) << "the built-in tables lost their several-samples entries";
   std::set<std::string> picked;
   for (DType dtype : {DType::bf16, DType::fp16})
-    for (const auto& [V, d] : {std::pair<std::int64_t, std::int64_t>{151936, 4096}, {128256, 8192}}) {
+    for (const auto& [V, d] : shapes) {
       Sampler table(testing::sampler_options(V, d, dtype));
       for (int b = 0; b < kNumBatchBuckets; ++b)
         for (int S : {4, 16}) {
