@@ -18,6 +18,8 @@
 //    not spent on pipeline depths of one tile shape (re specs, their sk
 //    twins, and each L2 promotion, are a family of their own), then the rest
 //    by rank.
+//    Several samples per row (SearchSpaceOptions::samples > 1): no pp, not
+//    even as the incumbent (tuner.hpp says why).
 // 4. With the launch's vocabulary and the GPU's multiprocessors known
 //    (SearchSpaceOptions::vocab, multiprocessors), each re spec (not pp) whose
 //    last wave of tiles is at most 80 % full also has its stream-K twin (sk;
@@ -199,6 +201,8 @@ bool last_wave_underfull(const KernelSpec& spec, std::int64_t vocab, std::int64_
 
 std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, const SearchSpaceOptions& options) {
   if (rows < 1) throw InvalidArgument(fmt::format("search_space: rows must be >= 1, got {}", rows));
+  if (options.samples < 1)
+    throw InvalidArgument(fmt::format("search_space: samples must be >= 1, got {}", options.samples));
   if (options.max_candidates < 1)
     throw InvalidArgument(fmt::format("search_space: max_candidates must be >= 1, got {}", options.max_candidates));
   const std::size_t limit = options.max_shared_bytes ? options.max_shared_bytes : shared_memory_limit(arch);
@@ -219,6 +223,7 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
                 for (const auto& [re, pp] : kEpilogueOptions)
                   for (int promotion : kL2Promotions) {
                     if (re && variant != Variant::wgmma_coop) continue;
+                    if (pp && options.samples > 1) continue;
                     if (promotion != 256 && !uses_tma(variant)) continue;
                     const KernelSpec s{.tile_v = tv, .tile_n = tn, .tile_d = td, .stages = st, .warps_m = wm,
                                        .warps_n = wn, .reg_epilogue = re, .ping_pong = pp, .l2_promotion = promotion,
@@ -261,7 +266,7 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
     const auto it = std::find_if(ranked.begin(), ranked.end(), [&](const auto& r) { return r.second.to_string() == text; });
     if (it != ranked.end()) ranked.erase(it);
   };
-  if (options.incumbent) take(*options.incumbent, false);
+  if (options.incumbent && !(options.incumbent->ping_pong && options.samples > 1)) take(*options.incumbent, false);
   for (const KernelSpec& requested : options.extra) take(requested, true);
   std::map<std::tuple<int, int, int, int, int>, int> per_family;
   std::vector<bool> taken(ranked.size(), false);

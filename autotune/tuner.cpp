@@ -178,6 +178,7 @@ class Run {
     so.extra = o_.extra_candidates;
     so.vocab = o_.vocab;
     so.multiprocessors = ctx_.multiprocessors();
+    so.samples = samples();
     for (int b : o_.buckets) {
       BucketResult br;
       br.bucket = b;

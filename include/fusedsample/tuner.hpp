@@ -58,6 +58,14 @@ struct SearchSpaceOptions {
   // promotion only; a twin is a family of its own in the cap.
   std::int64_t vocab = 0;
   int multiprocessors = 0;
+  // Samples per row the bucket is tuned for (its sample bucket's count). With
+  // more than one, ping-pong (`re pp`) is left out, the incumbent too: at
+  // S = 4 its time moved by up to 1.5 x from run to run and with the inputs
+  // (session 38: 303-473 us in tunes and benches of one H200 on the same
+  // inputs, 0.80-1.16 x the unfused pipeline, where `tv256 tn128 ... re`
+  // stayed at 318-324 us; sessions 36-37 saw the same), while one sample per
+  // row it is as steady as the other specs. An explicit extra still runs.
+  int samples = 1;
 };
 
 // Whether `spec` (a register-epilogue spec) leaves the last of its waves of

@@ -200,6 +200,35 @@ TEST(SearchSpace, OffersTheRegisterEpilogueForLargeBatches) {
             cost("bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w12x1"));
 }
 
+// Several samples per row: no ping-pong (`re pp`) in the grid, nor as the
+// incumbent (its time at S = 4 moved by up to 1.5 x between runs, session
+// 38); an explicit extra still runs. One sample per row keeps it, and a
+// sample count below 1 is refused.
+TEST(SearchSpace, LeavesOutPingPongForSeveralSamples) {
+  auto pp_count = [](const std::vector<fs::KernelSpec>& specs) {
+    return std::count_if(specs.begin(), specs.end(), [](const fs::KernelSpec& s) { return s.ping_pong; });
+  };
+  const auto pp = fs::KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 re pp l2p0");
+  fs::SearchSpaceOptions o;
+  o.max_candidates = 100000;
+  o.incumbent = pp;
+  const auto one = fs::search_space(DType::bf16, Arch::sm_90, 128, o);
+  EXPECT_GE(pp_count(one), 2);
+  EXPECT_EQ(one[1], pp);  // the incumbent, right after the default
+  o.samples = 4;
+  const auto four = fs::search_space(DType::bf16, Arch::sm_90, 128, o);
+  EXPECT_EQ(pp_count(four), 0);
+  EXPECT_LT(four.size(), one.size());
+  for (const auto& s : one)
+    if (!s.ping_pong) EXPECT_EQ(std::count(four.begin(), four.end(), s), 1) << s.to_string();
+  o.extra = {pp};
+  const auto asked = fs::search_space(DType::bf16, Arch::sm_90, 128, o);
+  EXPECT_EQ(pp_count(asked), 1);
+  EXPECT_EQ(asked[1], pp);
+  o.samples = 0;
+  EXPECT_THROW(fs::search_space(DType::bf16, Arch::sm_90, 128, o), fs::InvalidArgument);
+}
+
 // The TMA-fed variants are also searched without L2 promotion (a family of
 // their own in the cap's first pass, so the default cap holds some at every
 // batch size on Hopper); every other variant keeps the default 256.
