@@ -203,3 +203,18 @@ TEST(TuningSamples, BuiltinModelShapesHaveSampleBuckets) {
           EXPECT_EQ(t.spec.dtype, dtype);
         }
 }
+
+// The tuner leaves ping-pong out of several-samples buckets (search_space,
+// session 38: erratic there); no shipped entry of such a bucket picks it.
+TEST(TuningSamples, BuiltinSeveralSamplesWinnersAreNotPingPong) {
+  int entries = 0;
+  for (const auto& e : fs::builtin_tuning_db().entries()) {
+    if (e.key.samples_bucket == 0) continue;
+    ++entries;
+    const auto* best = e.best();
+    ASSERT_NE(best, nullptr);
+    EXPECT_FALSE(fs::KernelSpec::parse(best->spec).ping_pong)
+        << best->spec << " for V=" << e.key.vocab << " d=" << e.key.d_model << " bucket " << e.key.bucket;
+  }
+  EXPECT_GE(entries, 7 * 2 * 12);  // 7 shapes x S = 4 and 16 x 12 batch buckets, bf16 at least
+}
