@@ -79,7 +79,8 @@ int cmd_tune(const std::vector<std::string>& argv) {
               "1-256")
       .option("samples", "S",
               "samples per row (SampleArgs::num_samples) of the sample bucket to tune: 1, 4 (2..4) or 16 (5 or "
-              "more); a count between buckets means the next one up, past 16 the last; timed at the bucket's count; above 1, ping-pong (re pp) is not searched",
+              "more); a count between buckets means the next one up, past 16 the last; timed at the bucket's count; "
+              "above 1, ping-pong (re pp) is not searched",
               "1")
       .option("budget", "SECONDS", "wall-clock budget, compilation included; once spent no new candidate is "
               "timed (each bucket's default is timed first); 0 = none", "600")

@@ -61,10 +61,10 @@ struct SearchSpaceOptions {
   // Samples per row the bucket is tuned for (its sample bucket's count). With
   // more than one, ping-pong (`re pp`) is left out, the incumbent too: at
   // S = 4 its time moved by up to 1.5 x from run to run and with the inputs
-  // (session 38: 303-473 us in tunes and benches of one H200 on the same
-  // inputs, 0.80-1.16 x the unfused pipeline, where `tv256 tn128 ... re`
-  // stayed at 318-324 us; sessions 36-37 saw the same), while one sample per
-  // row it is as steady as the other specs. An explicit extra still runs.
+  // (session 38, one H200: 303 us in a tune, 310-473 us in benches of one
+  // set of inputs, 0.80-1.16 x the unfused pipeline, where `tv256 tn128 ...
+  // re` stayed at 318-324 us; sessions 36-37 saw the same), while one sample
+  // per row it is as steady as the other specs. An explicit extra still runs.
   int samples = 1;
 };
 
