@@ -57,7 +57,7 @@ __device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], con
 #define FS_RE_LEAD_WAIT 20000
 #endif
 
-// After its first tile's leads of sample s are in p.best: count this block,
+// After its first tile's leads of sample 0 are in p.best: count this block,
 // then wait until every block of the launch has counted (or FS_RE_LEAD_WAIT
 // cycles passed), so that the bound read next is the best lead of every
 // block's first tile, not only this tile's. The persistent grid's blocks are
@@ -65,10 +65,15 @@ __device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], con
 // skew; the limit keeps a block that cannot meet the others (not resident,
 // no first tile) from holding the rest longer. Only the bound's height
 // depends on it, never a sample: any bound read is a candidate's score.
-__device__ __forceinline__ void fs_re_wait_leads(const fs_fused_params& p, int s) {
+// Sample 0 only (session 38): a wait per sample lined every block up with
+// the slowest after each sample's take-ups, whose time differs from block to
+// block, and made launches of 4 and 16 samples per row 10-60 % slower
+// (ping-pong the most: its other consumer waits in turn). Later samples'
+// leads are folded the same way, without the wait.
+__device__ __forceinline__ void fs_re_wait_leads(const fs_fused_params& p) {
   __threadfence();  // the block's leads (ordered before by the named barrier) before its count
   atomicAdd(p.leads, 1u);
-  const fs_u32 all = gridDim.x * (fs_u32)(s + 1);
+  const fs_u32 all = gridDim.x;
   const long long t0 = clock64();
   while (*reinterpret_cast<volatile fs_u32*>(p.leads) < all && clock64() - t0 < FS_RE_LEAD_WAIT) {
   }

@@ -265,16 +265,17 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
           if (lb != 0) atomicMax(p.best + (n0 + col) * p.num_samples + s, lb);
         }
       // Both consumers' leads are in p.best once both have folded; every
-      // block's, once every block has counted (fs_re_wait_leads): read the
-      // rows' best back as the bounds. (Ping-pong: only consumer 0 has a lead
+      // block's, once every block has counted (fs_re_wait_leads; sample 0
+      // only, later samples take the leads folded so far): read the rows'
+      // best back as the bounds. (Ping-pong: only consumer 0 has a lead
       // pass, on the block's first tile; the other consumer multiplies.)
 #if FS_PING_PONG
       fs_named_barrier(2 + c, 128);
-      if (tid == 0) fs_re_wait_leads(p, s);
+      if (s == 0 && tid == 0) fs_re_wait_leads(p);
       fs_named_barrier(2 + c, 128);
 #else
       fs_named_barrier(1, 256);
-      if (c == 0 && tid == 0) fs_re_wait_leads(p, s);
+      if (s == 0 && c == 0 && tid == 0) fs_re_wait_leads(p);
       fs_named_barrier(1, 256);
 #endif
 #pragma unroll
