@@ -63,8 +63,10 @@ struct SearchSpaceOptions {
   // S = 4 its time moved by up to 1.5 x from run to run and with the inputs
   // (session 38, one H200: 303 us in a tune, 310-473 us in benches of one
   // set of inputs, 0.80-1.16 x the unfused pipeline, where `tv256 tn128 ...
-  // re` stayed at 318-324 us; sessions 36-37 saw the same), while one sample
-  // per row it is as steady as the other specs. An explicit extra still runs.
+  // re` stayed at 318-324 us; sessions 36-37 saw the same). The cause, a wait
+  // for every block's leads per sample (epilogue_leads.cuh), is fixed since
+  // (after it `pp` ran 2 % faster than `re` in one bench); `pp` stays out
+  // until runs across processes show it steady. An explicit extra still runs.
   int samples = 1;
 };
 
