@@ -67,7 +67,7 @@ __device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], con
 // depends on it, never a sample: any bound read is a candidate's score.
 // Sample 0 only (session 38): a wait per sample lined every block up with
 // the slowest after each sample's take-ups, whose time differs from block to
-// block, and made launches of 4 and 16 samples per row 10-60 % slower
+// block, and made launches of 4 and 16 samples per row 9-54 % slower
 // (ping-pong the most: its other consumer waits in turn). Later samples'
 // leads are folded the same way, without the wait.
 __device__ __forceinline__ void fs_re_wait_leads(const fs_fused_params& p) {
