@@ -11,7 +11,9 @@ merge_tuning.py --reformat BUILTIN...: rewrite the files in the built-in form on
 The built-in form is what the library embeds (see cmake/embed_templates.cmake), so
 it is kept small: every config on one line, no "params" (the reader takes them as
 optional; they only restate the spec text), times rounded to 1 ns. Rounding never
-changes which config of an entry is fastest (checked before writing)."""
+changes which config of an entry ranks first (the library's TuningEntry::best:
+interleaved measurements before flushed ones, then the median; checked before any
+file is written)."""
 import json
 import sys
 
@@ -21,7 +23,8 @@ def key(e):
 
 
 def fastest(e):
-    return min(e["configs"], key=lambda c: c["median_us"])["spec"]
+    """The config the library picks (TuningEntry::best: ranks_before)."""
+    return min(e["configs"], key=lambda c: (c.get("method") != "interleaved", c["median_us"]))["spec"]
 
 
 def slim(doc):
@@ -51,9 +54,12 @@ def dumps(doc):
     return text
 
 
-def write(path, doc):
-    with open(path, "w") as f:
-        f.write(dumps(slim(doc)))
+def write_all(docs):
+    """Slims and checks every (path, doc) first, then writes them: a failed check writes nothing."""
+    texts = [(path, dumps(slim(doc))) for path, doc in docs]
+    for path, text in texts:
+        with open(path, "w") as f:
+            f.write(text)
 
 
 def merge(builtin_path, new_path):
@@ -71,14 +77,14 @@ def merge(builtin_path, new_path):
     entries += fresh.values()
     builtin["entries"] = entries
     builtin["environment"] = new["environment"]
-    write(builtin_path, builtin)
+    write_all([(builtin_path, builtin)])
     print(f"{builtin_path}: {replaced} entries replaced, {len(fresh)} added")
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "--reformat":
+        write_all([(p, json.load(open(p))) for p in sys.argv[2:]])
         for p in sys.argv[2:]:
-            write(p, json.load(open(p)))
             print(f"{p}: rewritten")
     elif len(sys.argv) == 3:
         merge(sys.argv[1], sys.argv[2])
