@@ -261,7 +261,8 @@ KernelSpec Sampler::spec_for(std::int64_t rows, int num_samples) const {
 void Sampler::sample(const SampleArgs& args, Stream stream) {
   runtime::check_args(impl_->options, args);
   impl_->ctx.make_current();
-  impl_->launch(*impl_->module_for(sample_bucket(args.num_samples), batch_bucket(args.rows)), args.weights, args.hidden_states, args, stream);
+  runtime::LoadedModule& m = *impl_->module_for(sample_bucket(args.num_samples), batch_bucket(args.rows));
+  impl_->launch(m, args.weights, args.hidden_states, args, stream);
 }
 
 void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream stream) {

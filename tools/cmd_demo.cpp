@@ -145,8 +145,8 @@ int run_with_gpu(const DemoConfig& c) {
 
   const auto t0 = std::chrono::steady_clock::now();
   sampler.reserve(c.rows, c.samples);
-  fmt::print("kernel: [{}] (reserve: compile, load, workspace: {:.2f} s)\n", sampler.spec_for(c.rows, c.samples).to_string(),
-             seconds_since(t0));
+  fmt::print("kernel: [{}] (reserve: compile, load, workspace: {:.2f} s)\n",
+             sampler.spec_for(c.rows, c.samples).to_string(), seconds_since(t0));
 
   SampleArgs a;
   a.weights = w.as<void>();
