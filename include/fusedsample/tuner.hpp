@@ -68,7 +68,7 @@ struct SearchSpaceOptions {
   // after it, in three processes each (session 39, 200 calls back to back),
   // `pp` took 340-352 us against `re`'s 334-340 at S = 4 (fp16: 415-424
   // against 401-410), its calls' range 1.4-7.6 x re's, though it still won 13
-  // of 109 of the tuner's interleaved rounds. An explicit extra still runs.
+  // of 108 of the tuner's interleaved rounds. An explicit extra still runs.
   int samples = 1;
 };
 
