@@ -192,6 +192,17 @@ double estimated_cost(const KernelSpec& spec, std::int64_t rows, std::size_t max
   return std::max(memory, compute) + 0.1 * std::min(memory, compute) + 0.02 * smem / limit + epilogue;
 }
 
+namespace {
+
+// Whether the search may take `spec` on its own (the grid, the incumbent):
+// not ping-pong above one sample per row (tuner.hpp, SearchSpaceOptions::
+// samples). The caller's extra specs are taken regardless.
+bool searched(const KernelSpec& spec, const SearchSpaceOptions& options) {
+  return !(spec.ping_pong && options.samples > 1);
+}
+
+}  // namespace
+
 bool last_wave_underfull(const KernelSpec& spec, std::int64_t vocab, std::int64_t rows, int multiprocessors) {
   if (vocab < 1 || rows < 1 || multiprocessors < 1) return false;
   const std::int64_t tiles = (vocab + spec.tile_v - 1) / spec.tile_v * ((rows + spec.tile_n - 1) / spec.tile_n);
@@ -223,11 +234,11 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
                 for (const auto& [re, pp] : kEpilogueOptions)
                   for (int promotion : kL2Promotions) {
                     if (re && variant != Variant::wgmma_coop) continue;
-                    if (pp && options.samples > 1) continue;
                     if (promotion != 256 && !uses_tma(variant)) continue;
                     const KernelSpec s{.tile_v = tv, .tile_n = tn, .tile_d = td, .stages = st, .warps_m = wm,
                                        .warps_n = wn, .reg_epilogue = re, .ping_pong = pp, .l2_promotion = promotion,
                                        .dtype = dtype, .variant = variant};
+                    if (!searched(s, options)) continue;
                     const auto ok = buildable(s, arch);
                     if (!ok || ok->shared_bytes() > limit || !seen.insert(ok->to_string()).second) continue;
                     const double cost = estimated_cost(*ok, rows, limit);
@@ -266,7 +277,7 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
     const auto it = std::find_if(ranked.begin(), ranked.end(), [&](const auto& r) { return r.second.to_string() == text; });
     if (it != ranked.end()) ranked.erase(it);
   };
-  if (options.incumbent && !(options.incumbent->ping_pong && options.samples > 1)) take(*options.incumbent, false);
+  if (options.incumbent && searched(*options.incumbent, options)) take(*options.incumbent, false);
   for (const KernelSpec& requested : options.extra) take(requested, true);
   std::map<std::tuple<int, int, int, int, int>, int> per_family;
   std::vector<bool> taken(ranked.size(), false);
