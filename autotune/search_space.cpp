@@ -108,17 +108,6 @@ std::optional<KernelSpec> buildable(KernelSpec s, Arch arch) {
 
 }  // namespace
 
-std::size_t shared_memory_limit(Arch arch) {
-  switch (arch) {
-    case Arch::sm_80: return 163 * 1024;
-    case Arch::sm_86:
-    case Arch::sm_89: return 99 * 1024;
-    case Arch::sm_90:
-    case Arch::sm_90a: return 227 * 1024;
-  }
-  return 99 * 1024;
-}
-
 int max_tile_n(std::int64_t rows) { return int(std::clamp<std::int64_t>(2 * rows, 8, 256)); }
 
 int min_tile_n(std::int64_t rows) { return int(std::max<std::int64_t>(8, std::min<std::int64_t>(rows, 256) / 8)); }

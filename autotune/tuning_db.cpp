@@ -30,8 +30,10 @@ constexpr std::string_view kSampleBucketLabels[kNumSampleBuckets] = {"1", "4", "
 
 std::int64_t batch_part_rows(std::int64_t rows) {
   if (rows < 1) throw InvalidArgument(fmt::format("batch rows must be >= 1 (got {})", rows));
-  const std::int64_t parts = (rows + kMaxBucketRows - 1) / kMaxBucketRows;
-  return (rows + parts - 1) / parts;
+  // Rounded up without forming rows + divisor - 1, which overflows near
+  // INT64_MAX (it made batch_bucket(INT64_MAX) bucket 0 until session 40).
+  const std::int64_t parts = rows / kMaxBucketRows + (rows % kMaxBucketRows != 0);
+  return rows / parts + (rows % parts != 0);
 }
 
 int batch_bucket(std::int64_t rows) {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <exception>
 #include <limits>
 #include <thread>
 
@@ -50,8 +52,18 @@ std::vector<ReferenceResult> reference_sample(const void* weights, const void* h
                                               std::int64_t d, std::int64_t N,
                                               const std::vector<ReferenceRowParams>& params, int S) {
   if (!weights || !hidden) throw InvalidArgument("reference_sample: null input");
+  if (dtype != DType::bf16 && dtype != DType::fp16 && dtype != DType::fp32)
+    throw Unsupported(fmt::format("reference_sample: unsupported dtype value {}", int(dtype)));
   if (V < 1 || d < 1 || N < 1 || S < 1)
     throw InvalidArgument(fmt::format("reference_sample: bad shape V={} d={} N={} S={}", V, d, N, S));
+  // The Sampler's limits (runtime/argument_checks.cpp): the noise's counter
+  // layout holds for these V only (docs/rng.md), and N x d, N x S, V, d are
+  // then sizes a vector can be asked for without overflow.
+  if (V > std::numeric_limits<std::int32_t>::max() - 1024)
+    throw InvalidArgument(fmt::format("reference_sample: vocab (V) = {} exceeds the supported 2^31 - 1025", V));
+  if (d > (std::int64_t(1) << 24)) throw InvalidArgument(fmt::format("reference_sample: hidden (d) = {} is too large", d));
+  if (N > (std::int64_t(1) << 31) - 1 || double(N) * double(S) > 1e12)
+    throw InvalidArgument(fmt::format("reference_sample: rows (N) = {} with {} samples each is too large", N, S));
   if (std::int64_t(params.size()) != N)
     throw InvalidArgument(fmt::format("reference_sample: {} row params for {} rows", params.size(), N));
   std::vector<double> H(static_cast<std::size_t>(N * d));
@@ -108,13 +120,23 @@ std::vector<ReferenceResult> reference_sample(const void* weights, const void* h
     }
   };
 
-  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), unsigned(N)));
+  // A worker's exception (e.g. std::bad_alloc for a V too large for this
+  // host's memory) is carried to the caller: escaping a thread it would call
+  // std::terminate (until session 40, the process aborted).
+  const unsigned threads = std::max(1u, unsigned(std::min<std::int64_t>(std::thread::hardware_concurrency(), N)));
+  std::vector<std::exception_ptr> errors(threads);
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      for (std::int64_t n = t; n < N; n += threads) do_row(n);
+      try {
+        for (std::int64_t n = t; n < N; n += threads) do_row(n);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
     });
   for (auto& th : pool) th.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
   return out;
 }
 

@@ -25,10 +25,17 @@ void check_optional_pointer(const void* p, std::size_t alignment, const char* na
 
 static_assert(FS_MIN_TEMPERATURE == kMinTemperature, "the kernels' and the API's smallest temperature differ");
 
+// The batch limits of a launch, shared by sample() and reserve().
+void check_batch(std::int64_t rows, int num_samples) {
+  if (rows < 1) throw InvalidArgument(fmt::format("rows (N) must be >= 1, got {}", rows));
+  if (rows > (std::int64_t(1) << 31) - 1) throw InvalidArgument(fmt::format("rows (N) = {} exceeds 2^31 - 1", rows));
+  if (num_samples < 1) throw InvalidArgument(fmt::format("num_samples must be >= 1, got {}", num_samples));
+  const double total = double(rows) * double(num_samples);
+  if (total > 1e12) throw InvalidArgument(fmt::format("rows * num_samples = {} is too large", total));
+}
+
 void check_row_params(const SampleArgs& a) {
-  if (a.rows < 1) throw InvalidArgument(fmt::format("rows (N) must be >= 1, got {}", a.rows));
-  if (a.rows > (std::int64_t(1) << 31) - 1) throw InvalidArgument(fmt::format("rows (N) = {} exceeds 2^31 - 1", a.rows));
-  if (a.num_samples < 1) throw InvalidArgument(fmt::format("num_samples must be >= 1, got {}", a.num_samples));
+  check_batch(a.rows, a.num_samples);
   if (!a.temperatures) {
     if (std::isnan(a.temperature)) throw InvalidArgument("temperature is NaN");
     if (std::isinf(a.temperature)) throw InvalidArgument("temperature is infinite");
@@ -43,13 +50,14 @@ void check_row_params(const SampleArgs& a) {
   if (a.index_type != IndexType::int64 && a.index_type != IndexType::int32)
     throw InvalidArgument("index_type must be int64 or int32");
   check_pointer(a.out, a.index_type == IndexType::int64 ? 8 : 4, "out");
-  const double total = double(a.rows) * double(a.num_samples);
-  if (total > 1e12) throw InvalidArgument(fmt::format("rows * num_samples = {} is too large", total));
 }
 
 }  // namespace
 
 void check_options(const SamplerOptions& o) {
+  if (o.device < -1)
+    throw InvalidArgument(fmt::format("device must be a CUDA ordinal >= 0, or -1 for the current context's, got {}",
+                                      o.device));
   if (o.vocab < 1) throw InvalidArgument(fmt::format("vocab (V) must be >= 1, got {}", o.vocab));
   if (o.vocab > std::numeric_limits<std::int32_t>::max() - 1024)
     throw InvalidArgument(fmt::format("vocab (V) = {} exceeds the supported 2^31 - 1025", o.vocab));
@@ -75,6 +83,14 @@ void check_args(const SamplerOptions& o, const SampleArgs& a) {
   check_pointer(a.hidden_states, 16, "hidden_states");
   check_row_params(a);
   (void)o;
+}
+
+void check_reserve(std::int64_t rows, int num_samples) {
+  try {
+    check_batch(rows, num_samples);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("reserve({}, {}): {}", rows, num_samples, e.what()));
+  }
 }
 
 void check_logits_args(const SamplerOptions& o, const float* logits, const SampleArgs& a) {

@@ -82,6 +82,12 @@ struct Sampler::Impl {
     // (which gets sm_90 PTX) falls back to the portable variants.
     if (s.arch == Arch::sm_90a && !(ctx.cc_major() == 9 && ctx.cc_minor() == 0) && !options.spec)
       s = portable_default_spec(options.dtype, ctx.arch(), rows);
+    // A table entry of another GPU, or a default for an arch whose GPUs differ
+    // (a GPU newer than Hopper runs sm_90 specs, some with 99 KiB), may need
+    // more shared memory than this one has: the same spec with fewer or
+    // shallower stages instead. A forced spec is run as given (LoadedModule
+    // names the shortfall).
+    if (!options.spec) s = fit_shared_memory(s, std::size_t(ctx.max_shared_optin()));
     return s;
   }
 
@@ -152,9 +158,13 @@ struct Sampler::Impl {
     if (bytes <= workspace.size()) return;
     // The old buffer may still be in use by queued work on some stream.
     FS_CU(cuCtxSynchronize());
-    workspace = runtime::DeviceMemory(bytes + bytes / 2);
-    FS_CU(cuMemsetD8(workspace.get(), 0, workspace.size()));
+    // The new buffer replaces the old one only once it is zeroed: a failed
+    // memset or synchronize leaves the old (smaller) one, so the next call
+    // grows again instead of launching on counters that are not zero.
+    runtime::DeviceMemory grown(bytes + bytes / 2);
+    FS_CU(cuMemsetD8(grown.get(), 0, grown.size()));
     FS_CU(cuCtxSynchronize());  // zeroed before any stream (also non-blocking ones) launches
+    workspace = std::move(grown);
   }
 
   fs_row_params row_params(const SampleArgs& a) const {
@@ -272,8 +282,7 @@ void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream 
 }
 
 void Sampler::reserve(std::int64_t rows, int num_samples) {
-  if (rows < 1 || num_samples < 1)
-    throw InvalidArgument(fmt::format("reserve({}, {}): rows and num_samples must be >= 1", rows, num_samples));
+  runtime::check_reserve(rows, num_samples);
   impl_->ctx.make_current();
   // Every bucket's module (each batch bucket of up to `rows` rows with each
   // sample bucket of up to `num_samples`), and room for the largest staging

@@ -1,5 +1,6 @@
 // kernel_spec.hpp: everything that selects one generated kernel.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -110,8 +111,22 @@ std::vector<std::string> split_spec_list(std::string_view text);
 // The default variant for a dtype: mma_sync for bf16/fp16, simt for fp32.
 Variant default_variant(DType);
 
-// The built-in heuristic spec for (dtype, arch, batch rows). On sm_90/sm_90a
-// (Hopper) bf16/fp16 get the wgmma variant with arch sm_90a.
+// The largest dynamic shared memory one block may opt into on `arch`:
+// 227 KiB on sm_90/sm_90a, 163 KiB on sm_80, 99 KiB on sm_86/sm_89. (A GPU
+// newer than Hopper compiles for sm_90 and may allow less: the runtime fits
+// its specs to the device's own limit.)
+std::size_t shared_memory_limit(Arch arch);
+
+// `spec` itself if it needs at most `limit` bytes of dynamic shared memory;
+// else the spec like it that fits with the widest batch tile, then the
+// deepest stages, then the most of them (at least 3 where any such fits, else
+// 2), valid for its variant. Throws Unsupported naming the spec and the limit
+// when none fits. (compiler/default_spec.cpp)
+KernelSpec fit_shared_memory(const KernelSpec& spec, std::size_t limit);
+
+// The built-in heuristic spec for (dtype, arch, batch rows), fitted to
+// shared_memory_limit(arch). On sm_90/sm_90a (Hopper) bf16/fp16 get the
+// wgmma variant with arch sm_90a.
 KernelSpec default_spec(DType, Arch, std::int64_t rows);
 // The same without arch-specific variants (mma_sync / simt): for GPUs that
 // cannot run an sm_90a binary, e.g. newer GPUs running PTX compiled for sm_90.

@@ -27,10 +27,6 @@ namespace fusedsample {
 // Search space (autotune/search_space.cpp)
 // ---------------------------------------------------------------------------
 
-// The largest dynamic shared memory one block may opt into on `arch`:
-// 227 KiB on sm_90/sm_90a, 163 KiB on sm_80, 99 KiB on sm_86/sm_89.
-std::size_t shared_memory_limit(Arch arch);
-
 struct SearchSpaceOptions {
   // Specs needing more dynamic shared memory are pruned; 0: shared_memory_limit(arch).
   std::size_t max_shared_bytes = 0;

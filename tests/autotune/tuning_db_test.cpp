@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <map>
 
 #include "fusedsample/errors.hpp"
@@ -59,6 +61,13 @@ TEST(BatchBucket, RowsMapToNextBucketUp) {
   EXPECT_EQ(fs::batch_part_rows(257), 129);
   EXPECT_EQ(fs::batch_part_rows(1000), 250);
   EXPECT_THROW(fs::batch_part_rows(0), fs::InvalidArgument);
+  // Near INT64_MAX the rounding up overflowed until session 40: batch_part_rows(INT64_MAX) was -254 and
+  // batch_bucket(INT64_MAX) bucket 0 (the 1-row spec).
+  const std::int64_t huge = std::numeric_limits<std::int64_t>::max();
+  EXPECT_GE(fs::batch_part_rows(huge), 255);
+  EXPECT_LE(fs::batch_part_rows(huge), 256);
+  EXPECT_EQ(fs::batch_bucket(huge), fs::kNumBatchBuckets - 1);
+  EXPECT_EQ(fs::batch_bucket(huge - 1), fs::kNumBatchBuckets - 1);
   EXPECT_THROW(fs::parse_batch_bucket(">256"), fs::InvalidArgument);  // retired in session 35
   // Sampler::reserve(rows) loads buckets 0..batch_bucket_max(rows): every bucket a batch of up to `rows` uses
   // (batch_bucket(300) is 160's, but a batch of 256 rows needs bucket 256's).

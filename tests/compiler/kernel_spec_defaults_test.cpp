@@ -1,6 +1,6 @@
 // kernel_spec_defaults_test.cpp: the arch a variant compiles for, the arch
 // of a compute capability, and the built-in default specs (valid for every
-// dtype, arch and batch).
+// dtype, arch and batch, and within the arch's shared memory).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -47,7 +47,10 @@ TEST(KernelSpec, DefaultSpecIsValidForEveryDTypeArchAndBatch) {
         ASSERT_NO_THROW(p.validate()) << p.to_string();
         ASSERT_EQ(p.variant, fs::default_variant(d));
         ASSERT_EQ(p.arch, a);
-        ASSERT_LE(s.shared_bytes(), 227u * 1024u);
+        // Until session 40 the sm_86/sm_89 defaults needed up to 143488 bytes (99 KiB there): every
+        // batch but 17-32 threw Unsupported on an L4, L40S or RTX 4090 with no tuning entry.
+        ASSERT_LE(s.shared_bytes(), fs::shared_memory_limit(a)) << s.to_string();
+        ASSERT_LE(p.shared_bytes(), fs::shared_memory_limit(a)) << p.to_string();
       }
   // Larger batches never get a smaller batch tile.
   for (DType d : kDTypes) {

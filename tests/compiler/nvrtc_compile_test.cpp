@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/kernel_spec.hpp"
+#include "fusedsample/tuning_db.hpp"
 #include "tests/support/nvrtc_test_specs.hpp"
 
 namespace fs = fusedsample;
@@ -253,6 +255,24 @@ std::vector<CompileCase> edge_cases() {
   return out;
 }
 
+// The defaults of the GPUs with 99 KiB of shared memory per block (sm_86,
+// sm_89), which fit_shared_memory sizes down from the portable heuristic
+// (fewer, shallower stages): each distinct one, every dtype and batch
+// bucket.
+std::vector<CompileCase> small_shared_memory_defaults() {
+  std::vector<CompileCase> out;
+  std::vector<std::string> seen;
+  for (Arch a : {Arch::sm_86, Arch::sm_89})
+    for (DType d : {DType::bf16, DType::fp16, DType::fp32})
+      for (int b = 0; b < fs::kNumBatchBuckets; ++b) {
+        const KernelSpec s = fs::default_spec(d, a, fs::bucket_rows(b));
+        if (std::find(seen.begin(), seen.end(), s.to_string()) != seen.end()) continue;
+        seen.push_back(s.to_string());
+        out.push_back({s});
+      }
+  return out;
+}
+
 class NvrtcCompile : public ::testing::TestWithParam<CompileCase> {};
 
 TEST_P(NvrtcCompile, CompilesAndAssembles) { check_compiled(GetParam().spec); }
@@ -266,5 +286,7 @@ std::string case_name(const ::testing::TestParamInfo<CompileCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, NvrtcCompile, ::testing::ValuesIn(all_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(ValidEdges, NvrtcCompile, ::testing::ValuesIn(edge_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(SmallSharedMemoryDefaults, NvrtcCompile, ::testing::ValuesIn(small_shared_memory_defaults()),
+                         case_name);
 
 }  // namespace

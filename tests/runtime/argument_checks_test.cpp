@@ -221,6 +221,30 @@ TEST(ArgumentChecks, BadRowsAndSamples) {
   }
 }
 
+// Sampler::reserve takes the same limits as a launch (until session 40 it took
+// any rows >= 1: reserve(2^61, 1) sized a 6144-byte workspace, wrapped).
+TEST(ArgumentChecks, BadReserve) {
+  using fs::runtime::check_reserve;
+  EXPECT_NO_THROW(check_reserve(1, 1));
+  EXPECT_NO_THROW(check_reserve((std::int64_t(1) << 31) - 1, 1));
+  for (std::int64_t n : {std::int64_t(0), std::int64_t(-1), std::int64_t(1) << 31, std::int64_t(1) << 61})
+    expect_error<fs::InvalidArgument>([&] { check_reserve(n, 1); }, {"reserve", "rows", std::to_string(n)},
+                                      "reserve rows " + std::to_string(n));
+  expect_error<fs::InvalidArgument>([&] { check_reserve(4, 0); }, {"reserve", "num_samples"}, "reserve S 0");
+  expect_error<fs::InvalidArgument>([&] { check_reserve((std::int64_t(1) << 31) - 1, 1000); },
+                                    {"reserve", "rows * num_samples"}, "reserve rows * S");
+}
+
+TEST(ArgumentChecks, BadDevice) {
+  fs::SamplerOptions o = good_options();
+  o.device = -1;  // the current context's device
+  EXPECT_NO_THROW(check_options(o));
+  for (int dev : {-2, -100}) {
+    o.device = dev;
+    expect_bad_options(o, {"device", std::to_string(dev)}, "device " + std::to_string(dev));
+  }
+}
+
 TEST(ArgumentChecks, BadScalarTemperature) {
   fs::SampleArgs a = good_args();
   a.temperature = std::numeric_limits<float>::quiet_NaN();

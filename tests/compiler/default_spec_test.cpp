@@ -1,0 +1,61 @@
+// default_spec_test.cpp: fitting a spec to a GPU's shared memory
+// (fit_shared_memory, compiler/default_spec.cpp), which the defaults and the
+// runtime's spec choice go through.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+#include "fusedsample/errors.hpp"
+#include "fusedsample/kernel_spec.hpp"
+#include "tests/support/kernel_spec_checks.hpp"
+
+namespace fs = fusedsample;
+
+namespace {
+
+using namespace fusedsample::testing::kernel_spec_tests;
+
+constexpr std::size_t k99KiB = 101376;  // sm_86, sm_89 and sm_120 GPUs (L4, L40S, RTX 4090, RTX 5090)
+
+TEST(FitSharedMemory, SpecThatFitsIsUnchanged) {
+  const KernelSpec s = KernelSpec::parse("bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re");
+  EXPECT_EQ(fs::fit_shared_memory(s, fs::shared_memory_limit(Arch::sm_90a)), s);
+  const KernelSpec m = KernelSpec::parse("bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1");  // 75904 bytes
+  EXPECT_EQ(fs::fit_shared_memory(m, k99KiB), m);
+}
+
+// An H200 table entry (108672 bytes) on a GPU newer than Hopper with 99 KiB:
+// the same tile with fewer stages, not a smaller one.
+TEST(FitSharedMemory, FewerStagesFirst) {
+  const KernelSpec s = KernelSpec::parse("bf16 sm_90 mma_sync tv128 tn8 td128 s3 w4x1");
+  ASSERT_GT(s.shared_bytes(), k99KiB);
+  const KernelSpec f = fs::fit_shared_memory(s, k99KiB);
+  EXPECT_LE(f.shared_bytes(), k99KiB);
+  EXPECT_NO_THROW(f.validate());
+  EXPECT_EQ(f.tile_v, 128);
+  EXPECT_EQ(f.tile_n, 8);
+  EXPECT_EQ(f.variant, Variant::mma_sync);
+  EXPECT_EQ(f.to_string(), "bf16 sm_90 mma_sync tv128 tn8 td64 s5 w4x1") << "deepest stages, then the most of them";
+}
+
+// Two stages only where no deeper pipeline of the same batch tile fits, and
+// a narrower batch tile only where no depth does.
+TEST(FitSharedMemory, BatchTileLast) {
+  const KernelSpec s = KernelSpec::parse("bf16 sm_80 mma_sync tv128 tn64 td64 s3 w4x2");  // 107520 bytes
+  const KernelSpec f = fs::fit_shared_memory(s, k99KiB);
+  EXPECT_EQ(f.tile_n, 64);
+  EXPECT_GE(f.stages, 3);
+  EXPECT_LE(f.shared_bytes(), k99KiB);
+  // 48 KiB: the 64-row tile's staged logits alone take 33792 bytes.
+  const KernelSpec g = fs::fit_shared_memory(s, 48 * 1024);
+  EXPECT_LE(g.shared_bytes(), 48u * 1024);
+  EXPECT_NO_THROW(g.validate());
+}
+
+TEST(FitSharedMemory, NothingFitsNamesTheSpecAndTheLimit) {
+  const KernelSpec s = KernelSpec::parse("bf16 sm_90 mma_sync tv128 tn64 td64 s3 w4x2");
+  expect_error<fs::Unsupported>([&] { fs::fit_shared_memory(s, 4096); }, {"tv128 tn64 td64 s3", "4096", "107520"},
+                                "4 KiB");
+}
+
+}  // namespace
