@@ -1,14 +1,16 @@
 // tuning_store.cpp: the tuning database on disk: <cache dir>/tuning.json,
 // written atomically (temp file + fsync + rename) under an advisory lock so
-// concurrent savers merge rather than overwrite each other; a corrupt file
-// is ignored with one warning. Also import/export of standalone files and
+// concurrent savers merge rather than overwrite each other; a file that
+// cannot be read is ignored with one warning and kept aside by the next save. Also import/export of standalone files and
 // tuned_spec() over the persisted database.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <mutex>
+#include <optional>
 
 #include "compiler/file_io.hpp"
 #include "fusedsample/disk_cache.hpp"
@@ -37,20 +39,48 @@ std::optional<fsys::path> tuning_db_path() {
   return *dir / "tuning.json";
 }
 
-TuningDb load_tuning_db(const fsys::path& path) {
-  std::string error;
-  auto text = detail::read_file(path, &error);
+namespace {
+
+// The database at `path`: empty if there is no file; nullopt, with *error
+// saying why, if there is one that cannot be read or parsed. Never throws.
+std::optional<TuningDb> read_tuning_db(const fsys::path& path, std::string* error) {
+  auto text = detail::read_file(path, error);
   if (!text) {
-    if (!error.empty()) detail::warn_once("tuning:" + path.string(), fmt::format("tuning database: {} (ignored)", error));
-    return {};
+    if (error->empty()) return TuningDb{};
+    *error = fmt::format("unreadable tuning database ({})", *error);
+    return std::nullopt;
   }
   try {
     return tuning_db_from_json(*text, path.string());
-  } catch (const std::exception& e) {  // Error, and anything else a damaged file could raise: never throws
-    detail::warn_once("tuning:" + path.string(),
-                      fmt::format("ignoring corrupt tuning database ({}); it will be rewritten on the next save", e.what()));
-    return {};
+  } catch (const std::exception& e) {  // Error, and anything else a damaged file could raise
+    *error = fmt::format("corrupt tuning database ({})", e.what());
+    return std::nullopt;
   }
+}
+
+// `path` with a suffix naming the current UTC time: where a database that
+// cannot be read is kept before a save replaces it.
+fsys::path set_aside_path(const fsys::path& path) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  fsys::path aside = path.string() + ".unreadable-" + stamp;
+  for (int i = 1; fsys::exists(fsys::symlink_status(aside)); ++i)
+    aside = fmt::format("{}.unreadable-{}-{}", path.string(), stamp, i);
+  return aside;
+}
+
+}  // namespace
+
+TuningDb load_tuning_db(const fsys::path& path) {
+  std::string error;
+  if (auto db = read_tuning_db(path, &error)) return std::move(*db);
+  detail::warn_once("tuning:" + path.string(),
+                    fmt::format("ignoring {}; the next save keeps it beside the new one as {}.unreadable-*", error,
+                                path.filename().string()));
+  return {};
 }
 
 bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
@@ -60,15 +90,37 @@ bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
   const std::string lock_path = path.string() + ".lock";
   const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd >= 0) ::flock(lock_fd, LOCK_EX);
-  TuningDb merged = load_tuning_db(path);
-  merged.merge(db);
-  if (!db.environment.gpu_name.empty()) merged.environment = db.environment;
-  std::string error;
-  const bool ok = detail::write_file_atomic(path, tuning_db_to_json(merged), &error);
-  if (lock_fd >= 0) {
-    ::flock(lock_fd, LOCK_UN);
-    ::close(lock_fd);
+  const auto unlock = [&] {
+    if (lock_fd >= 0) {
+      ::flock(lock_fd, LOCK_UN);
+      ::close(lock_fd);
+    }
+  };
+  // A file that cannot be read (a damaged one, or one a newer fusedsample
+  // wrote) is moved aside, never overwritten: until session 40 a save
+  // replaced it, and one entry this build could not parse lost them all.
+  std::string why;
+  std::optional<TuningDb> merged = read_tuning_db(path, &why);
+  if (!merged) {
+    const fsys::path aside = set_aside_path(path);
+    fsys::rename(path, aside, ec);
+    if (ec) {
+      unlock();
+      detail::warn_once("aside:" + path.string(),
+                        fmt::format("tuning database: {}: {}, and it cannot be moved aside ({}); results are not saved",
+                                    path.string(), why, ec.message()));
+      return false;
+    }
+    detail::warn_once("aside:" + path.string(),
+                      fmt::format("tuning database: {}: {}; kept as {}, a new one is written", path.string(), why,
+                                  aside.string()));
+    merged = TuningDb{};
   }
+  merged->merge(db);
+  if (!db.environment.gpu_name.empty()) merged->environment = db.environment;
+  std::string error;
+  const bool ok = detail::write_file_atomic(path, tuning_db_to_json(*merged), &error);
+  unlock();
   if (!ok)
     detail::warn_once("dir:" + path.parent_path().string(),
                       fmt::format("tuning database: {} is not writable ({}); results are not saved",

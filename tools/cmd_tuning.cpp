@@ -67,7 +67,10 @@ int cmd_import(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   if (files.size() != 1) throw UsageError(fmt::format("import takes exactly one FILE, got {}", files.size()));
-  const TuningDb incoming = import_tuning_file(files[0]);
+  TuningDb incoming = import_tuning_file(files[0]);
+  // The database's environment says where this machine measured; an import
+  // adds entries without changing it (until session 40 it took the file's).
+  incoming.environment = {};
   const auto path = database_path();
   if (!save_tuning_db(incoming, path)) throw FileError(fmt::format("could not write {}", path.string()));
   fmt::print("imported {} entries into {}\n", incoming.entries().size(), path.string());

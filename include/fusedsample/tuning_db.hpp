@@ -196,11 +196,13 @@ void export_tuning_file(const TuningDb& db, const std::filesystem::path& path);
 
 // <cache dir>/tuning.json from the environment (nullopt if the cache is off).
 std::optional<std::filesystem::path> tuning_db_path();
-// The persisted database: empty (with one warning) if the file is corrupt,
-// empty if absent. Never throws.
+// The persisted database: empty (with one warning) if the file is corrupt
+// or cannot be read, empty if absent. Never throws.
 TuningDb load_tuning_db(const std::filesystem::path& path);
-// Merges `db` into the file at `path` (atomic write). Returns false with a
-// warning if the directory is not writable.
+// Merges `db` into the file at `path` (atomic write). A file there that
+// cannot be read is renamed to <path>.unreadable-<UTC time> first (with a
+// warning), not overwritten. Returns false with a warning if the directory
+// is not writable or such a file cannot be moved.
 bool save_tuning_db(const TuningDb& db, const std::filesystem::path& path);
 
 // What the sampler should run for `rows` rows of `samples` samples each:

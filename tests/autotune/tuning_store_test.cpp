@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "tests/support/temp_cache_dir.hpp"
 #include "fusedsample/errors.hpp"
@@ -25,6 +28,19 @@ const std::string kSpec = "bf16 sm_89 mma_sync tv128 tn8 td64 s4 w4x1";
 fs::TuningKey key8() { return {kGpu, fs::DType::bf16, 32000, 4096, fs::batch_bucket(8)}; }
 
 void write_text(const fsys::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+
+// The files beside `path` that a save set aside (<name>.unreadable-*).
+std::vector<fsys::path> set_aside(const fsys::path& path) {
+  std::vector<fsys::path> out;
+  for (const auto& e : fsys::directory_iterator(path.parent_path()))
+    if (e.path().filename().string().rfind(path.filename().string() + ".unreadable-", 0) == 0) out.push_back(e.path());
+  return out;
+}
+
+std::string read_text(const fsys::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
 
 }  // namespace
 
@@ -60,8 +76,11 @@ TEST_F(TuningStoreTest, CorruptDatabaseIsIgnoredWithAWarningAndRewritten) {
             fs::MatchLevel::builtin_default);
   fs::TuningDb a;
   a.record(key8(), {kSpec, 10.0, 9.0, "t1"});
+  ::testing::internal::CaptureStderr();
   ASSERT_TRUE(fs::save_tuning_db(a, path));
+  (void)::testing::internal::GetCapturedStderr();
   EXPECT_EQ(fs::load_tuning_db(path).entries().size(), 1u);
+  EXPECT_EQ(set_aside(path).size(), 1u) << "the corrupt file was not kept aside";
 }
 
 // Session 31: a number past a double (nlohmann's out_of_range, not a parse
@@ -100,6 +119,38 @@ TEST_F(TuningStoreTest, DatabaseThatCannotBeReadIsIgnoredAndRewritten) {
   } catch (const fs::FileError& e) {
     EXPECT_NE(std::string(e.what()).find(as_dir.string() + ": it is a directory"), std::string::npos) << e.what();
   }
+}
+
+// A database with one entry this build cannot read (a newer generator's spec
+// token) is ignored as a whole, and a save keeps it aside instead of
+// replacing it: until session 40 importing one file into it lost the other
+// entries.
+TEST_F(TuningStoreTest, SaveKeepsAnUnreadableDatabaseAside) {
+  const fsys::path path = dir_ / "tuning.json";
+  fs::TuningDb older;
+  older.record(key8(), {kSpec, 10.0, 9.0, "t1"});
+  older.record({kGpu, fs::DType::bf16, 32000, 4096, fs::batch_bucket(64)},
+               {"bf16 sm_89 mma_sync tv128 tn64 td32 s5 w4x2", 20.0, 9.0, "t1"});
+  std::string text = fs::tuning_db_to_json(older);
+  const std::string spec64 = "tn64 td32 s5 w4x2";
+  ASSERT_NE(text.find(spec64), std::string::npos) << text;
+  text.replace(text.find(spec64), spec64.size(), spec64 + " zz");
+  write_text(path, text);
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(fs::load_tuning_db(path).empty());
+  fs::TuningDb incoming;
+  incoming.record({kGpu, fs::DType::bf16, 32000, 4096, fs::batch_bucket(16)}, {kSpec, 12.0, 9.0, "t2"});
+  ASSERT_TRUE(fs::save_tuning_db(incoming, path));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("zz"), std::string::npos) << err;
+  const auto aside = set_aside(path);
+  ASSERT_EQ(aside.size(), 1u) << err;
+  EXPECT_EQ(read_text(aside[0]), text) << "the unreadable database was not kept as it was";
+  EXPECT_NE(err.find(aside[0].string()), std::string::npos) << "the warning does not name " << aside[0] << ": " << err;
+  EXPECT_EQ(fs::load_tuning_db(path).entries().size(), 1u);
+  // A second save of a readable database sets nothing more aside.
+  ASSERT_TRUE(fs::save_tuning_db(incoming, path));
+  EXPECT_EQ(set_aside(path).size(), 1u);
 }
 
 TEST_F(TuningStoreTest, TunedSpecReadsTheCacheDirDatabase) {

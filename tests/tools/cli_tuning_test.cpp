@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace {
@@ -37,6 +38,16 @@ TEST_F(CliTuning, ExportImportRoundTripShowsInInfo) {
   EXPECT_NE(r.output.find("tuned entries          0 in"), std::string::npos) << r.output;
   r = run_cli(dir_ / "b", "import '" + file.string() + "'");
   ASSERT_EQ(r.code, 0) << r.output;
+  {
+    // The database's environment is where this machine measured: an import leaves it as it was (empty
+    // here); until session 40 it took the imported file's.
+    std::ifstream db(dir_ / "b" / "tuning.json");
+    const std::string text((std::istreambuf_iterator<char>(db)), {});
+    const auto env = text.find("\"environment\"");
+    ASSERT_NE(env, std::string::npos) << text.substr(0, 400);
+    const std::string env_text = text.substr(env, text.find('}', env) - env);
+    EXPECT_NE(env_text.find("\"gpu_name\": \"\""), std::string::npos) << env_text;
+  }
   r = run_cli(dir_ / "b", "info");
   EXPECT_EQ(r.output.find("tuned entries          0 in"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("NVIDIA H200 (132 SMs) bf16 V=151936 d=4096 N<=16 S=1: bf16 "), std::string::npos)
