@@ -29,7 +29,7 @@ TuningDb import_tuning_file(const fsys::path& path) {
 
 void export_tuning_file(const TuningDb& db, const fsys::path& path) {
   std::string error;
-  if (!detail::write_file_atomic(path, tuning_db_to_json(db), &error))
+  if (!detail::write_output_file(path, tuning_db_to_json(db), &error))
     throw FileError(fmt::format("cannot write tuning file {}: {}", path.string(), error));
 }
 
@@ -44,7 +44,7 @@ namespace {
 // The database at `path`: empty if there is no file; nullopt, with *error
 // saying why, if there is one that cannot be read or parsed. Never throws.
 std::optional<TuningDb> read_tuning_db(const fsys::path& path, std::string* error) {
-  auto text = detail::read_file(path, error);
+  auto text = detail::read_cache_file(path, error);
   if (!text) {
     if (error->empty()) return TuningDb{};
     *error = fmt::format("unreadable tuning database ({})", *error);

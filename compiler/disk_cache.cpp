@@ -152,7 +152,7 @@ std::optional<CompiledKernel> DiskCache::load(const std::string& key) const {
   if (!valid_key(key)) return std::nullopt;
   const fsys::path path = module_path(key);
   std::string error;
-  auto bytes = detail::read_file(path, &error);
+  auto bytes = detail::read_cache_file(path, &error);
   if (!bytes) {
     if (!error.empty()) detail::warn_once(path.string(), fmt::format("module cache: {} (ignored)", error));
     return std::nullopt;

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -19,13 +20,21 @@
 namespace fusedsample::detail {
 namespace fsys = std::filesystem;
 
-bool write_file_atomic(const fsys::path& path, std::string_view bytes, std::string* error) {
+bool write_file_atomic(const fsys::path& link_or_path, std::string_view bytes, std::string* error) {
   auto fail = [&](const std::string& what, int err) {
     if (error) *error = what + ": " + std::strerror(err);
     return false;
   };
-  const fsys::path dir = path.parent_path().empty() ? fsys::path(".") : path.parent_path();
   std::error_code ec;
+  // Through a symbolic link: its target is replaced (renaming over the link
+  // would replace the link and leave the target as it was).
+  const bool link = fsys::is_symlink(fsys::symlink_status(link_or_path, ec));
+  const fsys::path path = link ? fsys::weakly_canonical(link_or_path, ec) : link_or_path;
+  if (link && ec) {
+    if (error) *error = "cannot resolve the link " + link_or_path.string() + ": " + ec.message();
+    return false;
+  }
+  const fsys::path dir = path.parent_path().empty() ? fsys::path(".") : path.parent_path();
   fsys::create_directories(dir, ec);
   if (ec) {
     if (error) *error = "cannot create directory " + dir.string() + ": " + ec.message();
@@ -71,6 +80,80 @@ bool write_file_atomic(const fsys::path& path, std::string_view bytes, std::stri
     ::close(dfd);
   }
   return true;
+}
+
+bool write_output_file(const fsys::path& path, std::string_view bytes, std::string* error) {
+  std::error_code ec;
+  const fsys::file_status st = fsys::status(path, ec);  // follows links
+  if (ec || !fsys::exists(st) || fsys::is_regular_file(st) || fsys::is_directory(st))
+    return write_file_atomic(path, bytes, error);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (error) *error = "cannot open " + path.string() + ": " + std::strerror(errno);
+    return false;
+  }
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (error) *error = "cannot write " + path.string() + ": " + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    done += std::size_t(n);
+  }
+  if (::close(fd) != 0) {
+    if (error) *error = "cannot close " + path.string() + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::string> read_cache_file(const fsys::path& path, std::string* error, std::size_t max_bytes) {
+  if (error) error->clear();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (error && errno != ENOENT && errno != ENOTDIR)  // absent: not an error
+      *error = "cannot open " + path.string() + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    if (error) *error = "cannot stat " + path.string() + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    if (error) *error = "cannot read " + path.string() + ": it is a directory";
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    if (error) *error = "cannot read " + path.string() + ": it is not a regular file";
+    return std::nullopt;
+  }
+  if (std::uint64_t(st.st_size) > max_bytes) {
+    if (error) *error = "cannot read " + path.string() + ": " + std::to_string(st.st_size) + " bytes, more than " +
+                        std::to_string(max_bytes);
+    return std::nullopt;
+  }
+  std::string data(std::size_t(st.st_size), '\0');
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::read(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      if (error) *error = "cannot read " + path.string() + ": " + std::strerror(errno);
+      return std::nullopt;
+    }
+    if (n == 0) break;  // shrank while read: what is there (a torn file fails its checksum or its parse)
+    done += std::size_t(n);
+  }
+  data.resize(done);
+  return data;
 }
 
 std::optional<std::string> read_file(const fsys::path& path, std::string* error) {

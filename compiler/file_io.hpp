@@ -3,6 +3,7 @@
 // data goes to a unique temp file in the same directory, is fsync'ed, then
 // renamed over the target (atomic on POSIX file systems).
 #pragma once
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -10,13 +11,27 @@
 
 namespace fusedsample::detail {
 
-// Writes `bytes` to `path` atomically, creating parent directories. Returns
+// Writes `bytes` to `path` atomically, creating parent directories. A
+// symbolic link at `path` stays: the file it points to is replaced. Returns
 // false (with the reason in *error) instead of throwing on I/O failure.
 bool write_file_atomic(const std::filesystem::path& path, std::string_view bytes, std::string* error);
 
+// A user's output file (`export -o`): into an existing FIFO, character
+// device or the like as a plain write (a reader gets the bytes), else
+// write_file_atomic.
+bool write_output_file(const std::filesystem::path& path, std::string_view bytes, std::string* error);
+
 // Whole file contents; nullopt if it does not exist or cannot be read (the
-// reason, if any, in *error; empty when the file is simply absent).
+// reason, if any, in *error; empty when the file is simply absent). Reads
+// what a user names (a FIFO too, e.g. `import <(...)`).
 std::optional<std::string> read_file(const std::filesystem::path& path, std::string* error);
+
+// The same for files of our own caches: only a regular file of at most
+// `max_bytes` is read (opened without blocking, so a FIFO or device put in
+// the cache's place, or a link to /dev/zero, is an error, not a hang or an
+// endless read).
+std::optional<std::string> read_cache_file(const std::filesystem::path& path, std::string* error,
+                                           std::size_t max_bytes = std::size_t(1) << 30);
 
 // Prints "fusedsample: warning: <message>" to stderr the first time `topic`
 // is seen in this process. Thread-safe. Returns true if it printed.

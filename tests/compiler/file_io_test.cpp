@@ -1,0 +1,101 @@
+// file_io_test.cpp: the file helpers of the caches and the exports
+// (compiler/file_io.cpp) with files that are not plain files: a FIFO or a
+// device where a cache file should be, a symbolic link to the database, a
+// FIFO as an export's output.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <string>
+
+#include "compiler/file_io.hpp"
+#include "fusedsample/disk_cache.hpp"
+#include "fusedsample/tuning_db.hpp"
+#include "tests/support/temp_cache_dir.hpp"
+
+namespace fs = fusedsample;
+namespace fsys = std::filesystem;
+
+namespace {
+
+using FileIoTest = fusedsample::testing::TempCacheDirTest;
+
+std::string read_text(const fsys::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// Until session 40 a FIFO in a module's or the database's place blocked the
+// process in open() (fusedsample info and demo hung), and a link to
+// /dev/zero read until memory ran out. Now both are misses with a warning.
+TEST_F(FileIoTest, CacheReadsRefuseWhatIsNotARegularFile) {
+  const fs::DiskCache cache(dir_);
+  fsys::create_directories(cache.modules_dir());
+  const std::string key(64, 'a');
+  ASSERT_EQ(::mkfifo(cache.module_path(key).c_str(), 0644), 0);
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache.load(key).has_value());
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+
+  const std::string zero_key(64, 'b');
+  fsys::create_symlink("/dev/zero", cache.module_path(zero_key));
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache.load(zero_key).has_value());
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+
+  const fsys::path db = dir_ / "tuning.json";
+  ASSERT_EQ(::mkfifo(db.c_str(), 0644), 0);
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(fs::load_tuning_db(db).empty());
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+}
+
+TEST_F(FileIoTest, CacheReadsHaveASizeLimit) {
+  const fsys::path p = dir_ / "ten";
+  std::ofstream(p, std::ios::binary) << "0123456789";
+  std::string error;
+  EXPECT_EQ(fs::detail::read_cache_file(p, &error, 10), "0123456789");
+  EXPECT_FALSE(fs::detail::read_cache_file(p, &error, 9).has_value());
+  EXPECT_NE(error.find("more than 9"), std::string::npos) << error;
+  EXPECT_FALSE(fs::detail::read_cache_file(dir_ / "absent", &error).has_value());
+  EXPECT_TRUE(error.empty()) << "an absent file is not an error: " << error;
+}
+
+// A symbolic link (e.g. a tuning.json kept with one's dotfiles) stays a link
+// and its target gets the bytes; until session 40 the rename replaced the
+// link and left the target as it was.
+TEST_F(FileIoTest, AtomicWriteThroughASymbolicLink) {
+  const fsys::path target = dir_ / "kept" / "tuning.json", link = dir_ / "tuning.json";
+  fsys::create_directories(target.parent_path());
+  std::ofstream(target) << "old";
+  fsys::create_symlink(target, link);
+  std::string error;
+  ASSERT_TRUE(fs::detail::write_file_atomic(link, "new", &error)) << error;
+  EXPECT_TRUE(fsys::is_symlink(link));
+  EXPECT_EQ(read_text(target), "new");
+}
+
+// `export -o FIFO` (or a device): a reader gets the bytes; until session 40
+// the FIFO was replaced by a regular file and the reader got nothing.
+TEST_F(FileIoTest, OutputFileIntoAFifo) {
+  const fsys::path fifo = dir_ / "out.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto reader = std::async(std::launch::async, [&] { return read_text(fifo); });
+  std::string error;
+  ASSERT_TRUE(fs::detail::write_output_file(fifo, "{\"entries\": []}\n", &error)) << error;
+  EXPECT_EQ(reader.get(), "{\"entries\": []}\n");
+  EXPECT_FALSE(fsys::is_regular_file(fifo));
+  // A regular file is still written atomically.
+  const fsys::path plain = dir_ / "out.json";
+  ASSERT_TRUE(fs::detail::write_output_file(plain, "x", &error)) << error;
+  EXPECT_EQ(read_text(plain), "x");
+}
+
+}  // namespace
