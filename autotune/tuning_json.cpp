@@ -97,7 +97,8 @@ struct Checker {
   }
   std::pair<int, int> cc(const json& v, const std::string& path) const {
     const std::string s = str(v, path);
-    const auto mm = detail::parse_int_pair(s, '.');
+    const auto mm = s.find_first_not_of("0123456789.") == std::string::npos ? detail::parse_int_pair(s, '.')
+                                                                             : std::nullopt;  // no signs ("9.-0")
     if (!mm) fail(path, fmt::format("bad compute capability '{}' (want e.g. \"9.0\")", s));
     const auto [major, minor] = *mm;
     try {

@@ -60,6 +60,9 @@ Variant parse_variant(std::string_view s) { return parse_enum(s, kVariants, "var
 std::size_t dtype_size(DType d) { return d == DType::fp32 ? 4 : 2; }
 
 Arch arch_for_compute_capability(int major, int minor) {
+  // Bounded before the product (429496730.86 wrapped to sm_90 until session 40; 8.10 read as 9.0).
+  if (major < 1 || major > 99 || minor < 0 || minor > 9)
+    throw Unsupported(fmt::format("compute capability {}.{} is not one (want major 1-99, minor 0-9)", major, minor));
   const int cc = major * 10 + minor;
   if (cc == 90) return Arch::sm_90;
   if (cc == 89) return Arch::sm_89;

@@ -51,6 +51,11 @@ std::vector<KernelSpec> spec_list_arg(const Args& args, const char* name) {
     try {
       const KernelSpec s = KernelSpec::parse(one);
       s.validate();
+      // A candidate computes the matmul: `logits` samples given logits (the
+      // Sampler, import and demo refuse it; until session 40 --also passed it
+      // on to fail as a candidate).
+      if (s.variant == Variant::logits)
+        throw InvalidArgument("the 'logits' variant samples logits already in memory; a candidate must compute the matmul");
       out.push_back(s);
     } catch (const fusedsample::Error& e) {
       throw UsageError(fmt::format("invalid spec '{}' in --{}: {}", one, name, e.what()));

@@ -237,7 +237,13 @@ TEST(TuningJson, RefusesNumbersOutOfRangeInsteadOfWrapping) {
   doc = sample_json();
   doc["entries"][0]["compute_capability"] = "4294967305.0";  // was read as 9.0
   expect_refused_doc(doc, {"/entries/0/compute_capability", "4294967305.0"});
-  for (const char* cc : {"9.", ".0", "9.0x", "9..0", " 9.0", "9"}) {
+  // Until session 40: 429496730.86 overflowed int (UB) into sm_90, 8.10 and 9.-0 were taken.
+  for (const char* cc : {"429496730.86", "8.10", "100.0", "0.9"}) {
+    doc = sample_json();
+    doc["entries"][0]["compute_capability"] = cc;
+    expect_refused_doc(doc, {"/entries/0/compute_capability", cc});
+  }
+  for (const char* cc : {"9.", ".0", "9.0x", "9..0", " 9.0", "9", "9.-0", "-9.0", "+9.0"}) {
     doc = sample_json();
     doc["entries"][0]["compute_capability"] = cc;
     expect_refused_doc(doc, {"/entries/0/compute_capability", "bad compute capability"});

@@ -73,6 +73,9 @@ TEST(KernelSpec, ArchForComputeCapability) {
   EXPECT_EQ(fs::arch_for_compute_capability(12, 0), Arch::sm_90);
   expect_error<fs::Unsupported>([] { fs::arch_for_compute_capability(7, 5); }, {"7.5"}, "Turing");
   expect_error<fs::Unsupported>([] { fs::arch_for_compute_capability(6, 0); }, {"6.0"}, "Pascal");
+  expect_error<fs::Unsupported>([] { fs::arch_for_compute_capability(429496730, 86); }, {"429496730.86"}, "overflow");
+  expect_error<fs::Unsupported>([] { fs::arch_for_compute_capability(8, 10); }, {"8.10"}, "two-digit minor");
+  expect_error<fs::Unsupported>([] { fs::arch_for_compute_capability(9, -1); }, {"9.-1"}, "negative minor");
 }
 
 }  // namespace
