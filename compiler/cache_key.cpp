@@ -1,7 +1,8 @@
 // cache_key.cpp: the identity of a compiled binary. Everything that changes
 // the bytes NVRTC produces goes in: the rendered source, every option (the
 // arch among them), the embedded templates' contents, the NVRTC version and
-// the generator version.
+// build (a toolkit patch release changes only the latter) and the generator
+// version.
 #include <fmt/format.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -21,6 +22,7 @@ std::string kernel_cache_key(const RenderedKernel& r) {
   };
   add("generator", generator_version());
   add("nvrtc", nvrtc_version());
+  add("nvrtc build", nvrtc_build());  // a patch release keeps the version (session 40)
   add("arch", to_string(r.spec.arch));
   add("source", r.source);
   for (const auto& o : r.options) add("option", o);

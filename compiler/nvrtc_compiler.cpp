@@ -72,6 +72,35 @@ std::string nvrtc_version() {
   return fmt::format("{}.{}", major, minor);
 }
 
+std::string nvrtc_build() {
+  // The PTX header of an empty kernel: "Compiler Build ID: CL-..." and
+  // "Cuda compilation tools, release 13.0, V13.0.88". Once per process.
+  static const std::string build = [] {
+    nvrtcProgram prog = nullptr;
+    if (nvrtcCreateProgram(&prog, "extern \"C\" __global__ void fs_probe() {}", "fs_probe.cu", 0, nullptr, nullptr) !=
+        NVRTC_SUCCESS)
+      return std::string("unknown");
+    std::string ptx;
+    if (nvrtcCompileProgram(prog, 0, nullptr) == NVRTC_SUCCESS) {
+      std::size_t n = 0;
+      if (nvrtcGetPTXSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
+        ptx.resize(n);
+        if (nvrtcGetPTX(prog, ptx.data()) != NVRTC_SUCCESS) ptx.clear();
+      }
+    }
+    nvrtcDestroyProgram(&prog);
+    std::string out;
+    for (const char* tag : {"// Compiler Build ID: ", "// Cuda compilation tools, "}) {
+      const auto at = ptx.find(tag);
+      if (at == std::string::npos) continue;
+      const auto from = at + std::string_view(tag).size();
+      out += (out.empty() ? "" : "; ") + ptx.substr(from, ptx.find('\n', from) - from);
+    }
+    return out.empty() ? std::string("unknown") : out;
+  }();
+  return build;
+}
+
 CompiledKernel compile_uncached(const RenderedKernel& r) {
   const auto& headers = embedded_templates();
   std::vector<std::string> header_src;

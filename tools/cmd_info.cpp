@@ -76,7 +76,7 @@ int cmd_info(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   fmt::print("fusedsample generator  {}\n", generator_version());
-  fmt::print("NVRTC                  {}\n", nvrtc_version());
+  fmt::print("NVRTC                  {} ({})\n", nvrtc_version(), nvrtc_build());
   print_cache();
   std::string why;
   if (!gpu_available(&why)) {

@@ -32,6 +32,10 @@ struct CompiledKernel {
 const char* generator_version();
 // "major.minor" of the linked NVRTC.
 std::string nvrtc_version();
+// NVRTC's build, from the PTX header of an empty kernel compiled once per
+// process, e.g. "CL-36424714; release 13.0, V13.0.88": a toolkit update
+// within 13.0 changes it ("unknown" if NVRTC gives no such header).
+std::string nvrtc_build();
 
 RenderedKernel render_kernel(const KernelSpec& spec);
 // Render + compile, memoized for the life of the process (thread-safe).

@@ -20,6 +20,16 @@ namespace {
 
 using namespace fusedsample::testing::nvrtc_tests;
 
+// The key carries NVRTC's build, not only its major.minor (until session 40 a
+// toolkit patch release within 13.0 kept every key, and with it the older
+// ptxas's cubins).
+TEST(NvrtcCacheKey, NvrtcBuildIsKnown) {
+  const std::string build = fs::nvrtc_build();
+  EXPECT_TRUE(std::regex_search(build, std::regex("CL-[0-9]+"))) << build;
+  EXPECT_NE(build.find("V" + fs::nvrtc_version() + "."), std::string::npos) << build;
+  EXPECT_EQ(fs::nvrtc_build(), build);
+}
+
 TEST(NvrtcCacheKey, StableAndSensitive) {
   const KernelSpec s = fs::default_spec(DType::bf16, Arch::sm_90, 16);
   const fs::RenderedKernel r = fs::render_kernel(s);
