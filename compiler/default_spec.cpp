@@ -31,29 +31,13 @@ KernelSpec portable_heuristic(DType dtype, Arch arch, std::int64_t rows) {
   // larger batch tiles need td64 to keep shared memory for 2+ blocks per SM.
   s.tile_v = 128;
   if (rows <= 8) {
-    s.tile_n = 8;
-    s.tile_d = 128;
-    s.stages = 4;
-    s.warps_m = 4;
-    s.warps_n = 1;
+    s.tile_n = 8, s.tile_d = 128, s.stages = 4, s.warps_m = 4, s.warps_n = 1;
   } else if (rows <= 16) {
-    s.tile_n = 16;
-    s.tile_d = 128;
-    s.stages = 3;
-    s.warps_m = 8;
-    s.warps_n = 1;
+    s.tile_n = 16, s.tile_d = 128, s.stages = 3, s.warps_m = 8, s.warps_n = 1;
   } else if (rows <= 32) {
-    s.tile_n = 32;
-    s.tile_d = 64;
-    s.stages = 3;
-    s.warps_m = 4;
-    s.warps_n = 2;
+    s.tile_n = 32, s.tile_d = 64, s.stages = 3, s.warps_m = 4, s.warps_n = 2;
   } else {
-    s.tile_n = 64;
-    s.tile_d = 64;
-    s.stages = 3;
-    s.warps_m = 4;
-    s.warps_n = 2;
+    s.tile_n = 64, s.tile_d = 64, s.stages = 3, s.warps_m = 4, s.warps_n = 2;
   }
   return s;
 }
