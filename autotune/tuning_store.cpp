@@ -1,8 +1,9 @@
 // tuning_store.cpp: the tuning database on disk: <cache dir>/tuning.json,
 // written atomically (temp file + fsync + rename) under an advisory lock so
 // concurrent savers merge rather than overwrite each other; a file that
-// cannot be read is ignored with one warning and kept aside by the next save. Also import/export of standalone files and
-// tuned_spec() over the persisted database.
+// cannot be read is ignored with one warning and kept aside by the next
+// save. Also import/export of standalone files and tuned_spec() over the
+// persisted database.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
