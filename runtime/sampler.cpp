@@ -99,17 +99,36 @@ struct Sampler::Impl {
     return modules.emplace(key, std::move(m)).first->second.get();
   }
 
-  // The module of sample bucket sb and batch bucket b (loaded on first use).
-  runtime::LoadedModule* module_for(int sb, int b) {
+  // Throws InvalidArgument naming reserve() if `stream` is being captured
+  // into a CUDA graph: `what` (compiling and loading a module, growing the
+  // workspace) has no place in a capture. A null stream is not asked
+  // (reserve(): no capture is ever made on the legacy stream by us).
+  static void refuse_during_capture(Stream stream, const std::string& what) {
+    if (!stream) return;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    FS_CU(cuStreamIsCapturing(reinterpret_cast<CUstream>(stream), &status));
+    if (status != CU_STREAM_CAPTURE_STATUS_NONE)
+      throw InvalidArgument(fmt::format(
+          "{} during CUDA graph capture; call Sampler::reserve(rows, num_samples) before capturing", what));
+  }
+
+  // The module of sample bucket sb and batch bucket b (loaded on first use;
+  // not while `stream` is being captured: until session 40 a capture of a
+  // bucket reserve() had not covered compiled and loaded its module inside
+  // the capture).
+  runtime::LoadedModule* module_for(int sb, int b, Stream stream = nullptr) {
     auto& slot = by_bucket[sb][b];
     if (runtime::LoadedModule* m = slot.load(std::memory_order_acquire)) return m;
+    refuse_during_capture(stream, fmt::format("the kernel for up to {} rows and {} samples per row is not loaded yet",
+                                              bucket_rows(b), bucket_samples(sb)));
     std::lock_guard<std::mutex> lock(mu);
     if (!slot.load()) slot.store(load(spec_for(bucket_rows(b), bucket_samples(sb))), std::memory_order_release);
     return slot.load();
   }
 
-  runtime::LoadedModule* module_for_logits() {
+  runtime::LoadedModule* module_for_logits(Stream stream = nullptr) {
     if (runtime::LoadedModule* m = logits_module.load(std::memory_order_acquire)) return m;
+    refuse_during_capture(stream, "the logits kernel is not loaded yet");
     std::lock_guard<std::mutex> lock(mu);
     if (!logits_module.load()) logits_module.store(load(logits_spec(options.dtype, ctx.arch())), std::memory_order_release);
     return logits_module.load();
@@ -147,13 +166,7 @@ struct Sampler::Impl {
 
   void ensure_workspace(std::size_t bytes, Stream stream) {
     if (bytes <= workspace.size()) return;
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    FS_CU(cuStreamIsCapturing(reinterpret_cast<CUstream>(stream), &status));
-    if (status != CU_STREAM_CAPTURE_STATUS_NONE)
-      throw InvalidArgument(fmt::format(
-          "the workspace must grow to {} bytes during CUDA graph capture; call Sampler::reserve(rows, num_samples) "
-          "before capturing",
-          bytes));
+    refuse_during_capture(stream, fmt::format("the workspace must grow to {} bytes", bytes));
     std::lock_guard<std::mutex> lock(mu);
     if (bytes <= workspace.size()) return;
     // The old buffer may still be in use by queued work on some stream.
@@ -161,7 +174,13 @@ struct Sampler::Impl {
     // The new buffer replaces the old one only once it is zeroed: a failed
     // memset or synchronize leaves the old (smaller) one, so the next call
     // grows again instead of launching on counters that are not zero.
-    runtime::DeviceMemory grown(bytes + bytes / 2);
+    runtime::DeviceMemory grown;
+    try {
+      grown = runtime::DeviceMemory(bytes + bytes / 2);
+    } catch (const CudaError& e) {  // e.g. out of memory: say what for
+      throw CudaError(e.code(), e.name(), fmt::format("the sampler's workspace of {} bytes (for {} needed): {}",
+                                                      bytes + bytes / 2, bytes, e.what()));
+    }
     FS_CU(cuMemsetD8(grown.get(), 0, grown.size()));
     FS_CU(cuCtxSynchronize());  // zeroed before any stream (also non-blocking ones) launches
     workspace = std::move(grown);
@@ -271,14 +290,14 @@ KernelSpec Sampler::spec_for(std::int64_t rows, int num_samples) const {
 void Sampler::sample(const SampleArgs& args, Stream stream) {
   runtime::check_args(impl_->options, args);
   impl_->ctx.make_current();
-  runtime::LoadedModule& m = *impl_->module_for(sample_bucket(args.num_samples), batch_bucket(args.rows));
+  runtime::LoadedModule& m = *impl_->module_for(sample_bucket(args.num_samples), batch_bucket(args.rows), stream);
   impl_->launch(m, args.weights, args.hidden_states, args, stream);
 }
 
 void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream stream) {
   runtime::check_logits_args(impl_->options, logits, args);
   impl_->ctx.make_current();
-  impl_->launch(*impl_->module_for_logits(), logits, nullptr, args, stream);
+  impl_->launch(*impl_->module_for_logits(stream), logits, nullptr, args, stream);
 }
 
 void Sampler::reserve(std::int64_t rows, int num_samples) {

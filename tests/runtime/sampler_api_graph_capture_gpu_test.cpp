@@ -1,11 +1,13 @@
 // sampler_api_graph_capture_gpu_test.cpp: CUDA graph capture of sample() on
 // a GPU: after reserve() the replays match the direct call (logits staged in
-// L2 too); growing the workspace during capture is refused with a message
-// that names reserve().
+// L2 too); growing the workspace, or loading a bucket's kernel, during
+// capture is refused with a message that names reserve().
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <exception>
+#include <functional>
+#include <utility>
 #include <random>
 #include <string>
 #include <vector>
@@ -200,6 +202,64 @@ TEST_F(SamplerApiGpu, GrowingWorkspaceDuringCaptureThrows) {
     sampler.sample(b, nullptr);
   });
   EXPECT_EQ(replayed, direct);
+}
+
+// A fresh Sampler (no reserve(), no call yet) captured at once: the bucket's
+// kernel is not loaded, and sample() refuses to compile and load it inside
+// the capture, with a message naming reserve(); nothing is launched and the
+// capture stays valid (until session 40 it compiled and loaded the module
+// there). The same capture of sample_logits(). After reserve() both capture.
+TEST_F(SamplerApiGpu, ColdBucketDuringCaptureThrows) {
+  const Problem pb(DType::bf16, rng);
+  Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
+  const int S = 2;
+  const std::size_t n = std::size_t(pb.N * S);
+  DeviceMemory out(n * 8), logits(std::size_t(pb.N * pb.V) * sizeof(float));
+  FS_CU(cuMemsetD8(logits.get(), 0, logits.size()));
+  SampleArgs a = pb.args(out, S);
+  a.seed = rng();
+  testing::StreamGuard stream;
+  // Captures `call` in global mode; the InvalidArgument it throws, if any, in *error; the graph.
+  auto capture = [&](const auto& call, std::string* error) {
+    FS_CU(cuStreamBeginCapture(stream.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    try {
+      call();
+    } catch (const InvalidArgument& e) {
+      *error = e.what();
+    } catch (...) {
+      CUgraph g = nullptr;
+      driver::api().cuStreamEndCapture(stream.s, &g);
+      if (g) driver::api().cuGraphDestroy(g);
+      throw;
+    }
+    CUgraph g = nullptr;
+    const CUresult end = driver::api().cuStreamEndCapture(stream.s, &g);
+    EXPECT_EQ(end, CUDA_SUCCESS) << "cuStreamEndCapture: " << driver::error_text(end);
+    return g;
+  };
+  const auto fused = [&] { sampler.sample(a, stream.get()); };
+  const auto given = [&] { sampler.sample_logits(logits.as<float>(), a, stream.get()); };
+  for (const auto& [name, call] : {std::pair<const char*, std::function<void()>>{"sample", fused}, {"sample_logits", given}}) {
+    std::string error;
+    testing::GraphGuard graph;
+    graph.g = capture(call, &error);
+    EXPECT_NE(error.find("not loaded yet"), std::string::npos) << name << ": " << error;
+    EXPECT_NE(error.find("reserve"), std::string::npos) << name << ": " << error;
+  }
+  sampler.reserve(pb.N, S);
+  for (const auto& [name, call] : {std::pair<const char*, std::function<void()>>{"sample", fused}, {"sample_logits", given}}) {
+    std::string error;
+    testing::GraphGuard graph;
+    graph.g = capture(call, &error);
+    EXPECT_TRUE(error.empty()) << name << " after reserve(): " << error;
+    ASSERT_NE(graph.g, nullptr) << name;
+    testing::GraphExecGuard exec;
+    FS_CU(cuGraphInstantiate(&exec.e, graph.g, 0));
+    testing::poison(out);
+    FS_CU(cuGraphLaunch(exec.e, stream.s));
+    FS_CU(cuStreamSynchronize(stream.s));
+    expect_all_in_range(from_device<std::int64_t>(out, n), pb.V, name);
+  }
 }
 
 }  // namespace
