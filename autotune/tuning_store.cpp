@@ -9,6 +9,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <optional>
@@ -90,7 +92,12 @@ bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
   // Advisory lock: load + merge + write is one step across processes.
   const std::string lock_path = path.string() + ".lock";
   const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd >= 0) ::flock(lock_fd, LOCK_EX);
+  if (lock_fd >= 0)
+    ::flock(lock_fd, LOCK_EX);
+  else
+    detail::warn_once("lock:" + lock_path, fmt::format("tuning database: cannot open the lock {} ({}); saving without "
+                                                       "it (a concurrent save may be lost)",
+                                                       lock_path, std::strerror(errno)));
   const auto unlock = [&] {
     if (lock_fd >= 0) {
       ::flock(lock_fd, LOCK_UN);

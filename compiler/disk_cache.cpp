@@ -76,7 +76,8 @@ bool disk_cache_enabled() { return !detail::env_flag("FUSEDSAMPLE_CACHE_DISABLE"
 std::optional<fsys::path> cache_directory() {
   if (!disk_cache_enabled()) return std::nullopt;
   if (const char* d = std::getenv("FUSEDSAMPLE_CACHE_DIR"); d && *d) return fsys::path(d);
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fsys::path(x) / "fusedsample";
+  // A relative XDG_CACHE_HOME is invalid and ignored (XDG Base Directory specification).
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return fsys::path(x) / "fusedsample";
   if (const char* h = std::getenv("HOME"); h && *h) return fsys::path(h) / ".cache" / "fusedsample";
   return std::nullopt;
 }

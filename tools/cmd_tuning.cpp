@@ -50,7 +50,7 @@ int cmd_export(const std::vector<std::string>& argv) {
     export_tuning_file(db, *out);
     fmt::print(stderr, "exported {} entries to {}\n", db.entries().size(), *out);
   } else {
-    std::cout << tuning_db_to_json(db) << "\n";
+    std::cout << tuning_db_to_json(db);  // ends in a newline
   }
   return kExitOk;
 }

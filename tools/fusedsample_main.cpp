@@ -57,12 +57,23 @@ int run(const std::vector<std::string>& all) {
   }
   const std::string& command = all[0];
   const std::vector<std::string> rest(all.begin() + 1, all.end());
+  const auto known = [](const std::string& c) {
+    return c == "info" || c == "compile" || c == "demo" || c == "export" || c == "import" || c == "tune";
+  };
   try {
+    // `help COMMAND` is `COMMAND --help`; anything else after help or
+    // --version is a usage error (until session 40 it was ignored, exit 0).
+    if (command == "help" && rest.size() == 1 && known(rest[0])) return run({rest[0], "--help"});
     if (command == "-h" || command == "--help" || command == "help") {
+      if (!rest.empty())
+        throw fusedsample::cli::UsageError(fmt::format(
+            "'{}' takes {}, not '{}'", command, command == "help" ? "one command name at most" : "no arguments", rest[0]));
       fmt::print("{}", kHelp);
       return kExitOk;
     }
     if (command == "--version") {
+      if (!rest.empty())
+        throw fusedsample::cli::UsageError(fmt::format("'--version' takes no arguments, not '{}'", rest[0]));
       fmt::print("fusedsample {} (generator {}, NVRTC {})\n", FUSEDSAMPLE_VERSION, fusedsample::generator_version(),
                  fusedsample::nvrtc_version());
       return kExitOk;
@@ -76,9 +87,7 @@ int run(const std::vector<std::string>& all) {
     throw fusedsample::cli::UsageError(
         fmt::format("unknown command '{}' (commands: info, compile, demo, export, import, tune; see fusedsample --help)", command));
   } catch (const fusedsample::cli::UsageError& e) {
-    const bool known = command == "info" || command == "compile" || command == "demo" || command == "export" ||
-                       command == "import" || command == "tune";
-    const std::string who = known ? "fusedsample " + command : "fusedsample";
+    const std::string who = known(command) ? "fusedsample " + command : "fusedsample";
     fmt::print(stderr, "{}: {}\nrun '{} --help' for usage\n", who, e.what(), who);
     return kExitUsage;
   } catch (const fusedsample::Error& e) {

@@ -2,7 +2,7 @@
 // processes, one file per kernel_cache_key() under <cache dir>/modules/.
 //
 // The cache directory is read from the environment at every call:
-//   $FUSEDSAMPLE_CACHE_DIR, else $XDG_CACHE_HOME/fusedsample, else
+//   $FUSEDSAMPLE_CACHE_DIR, else $XDG_CACHE_HOME/fusedsample (if absolute), else
 //   ~/.cache/fusedsample. FUSEDSAMPLE_CACHE_DISABLE=1 turns the cache off.
 // Nothing here throws on I/O trouble: a corrupt file is ignored (one warning
 // per file) and rebuilt; an unwritable directory means no writes (one

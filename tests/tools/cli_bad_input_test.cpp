@@ -90,4 +90,23 @@ TEST_F(CliBadInput, StdoutThatCannotBeWritten) {
   }
 }
 
+// Arguments after help or --version were ignored (exit 0) until session 40;
+// `help COMMAND` is the command's --help.
+TEST_F(CliBadInput, HelpAndVersionTakeNoStrayArguments) {
+  for (const char* args : {"--version --bogus", "help bogus", "--help tune", "-h x", "help tune demo"}) {
+    const auto r = run_cli(dir_, args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.output;
+  }
+  const auto tune = run_cli(dir_, "help tune");
+  EXPECT_EQ(tune.code, 0) << tune.output;
+  EXPECT_NE(tune.output.find("usage: fusedsample tune"), std::string::npos) << tune.output;
+  EXPECT_EQ(run_cli(dir_, "--version").code, 0);
+  // export to standard output ends in one newline (it printed two).
+  const auto out = run_cli(dir_, "export 2>/dev/null");
+  ASSERT_EQ(out.code, 0) << out.output;
+  ASSERT_GE(out.output.size(), 2u);
+  EXPECT_EQ(out.output.back(), '\n');
+  EXPECT_NE(out.output[out.output.size() - 2], '\n') << "two newlines at the end";
+}
+
 }  // namespace
