@@ -45,9 +45,13 @@ std::optional<fsys::path> tuning_db_path() {
 namespace {
 
 // The database at `path`: empty if there is no file; nullopt, with *error
-// saying why, if there is one that cannot be read or parsed. Never throws.
-std::optional<TuningDb> read_tuning_db(const fsys::path& path, std::string* error) {
-  auto text = detail::read_cache_file(path, error);
+// saying why, if there is one that cannot be read or parsed, and *unusable
+// whether that is the file's own fault (its content or kind: a save may set
+// it aside) or the reading's (EMFILE, EIO, ...: the file is left alone).
+// Never throws.
+std::optional<TuningDb> read_tuning_db(const fsys::path& path, std::string* error, bool* unusable) {
+  *unusable = false;
+  auto text = detail::read_cache_file(path, error, std::size_t(1) << 30, unusable);
   if (!text) {
     if (error->empty()) return TuningDb{};
     *error = fmt::format("unreadable tuning database ({})", *error);
@@ -57,6 +61,7 @@ std::optional<TuningDb> read_tuning_db(const fsys::path& path, std::string* erro
     return tuning_db_from_json(*text, path.string());
   } catch (const std::exception& e) {  // Error, and anything else a damaged file could raise
     *error = fmt::format("corrupt tuning database ({})", e.what());
+    *unusable = true;
     return std::nullopt;
   }
 }
@@ -70,7 +75,8 @@ fsys::path set_aside_path(const fsys::path& path) {
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
   fsys::path aside = path.string() + ".unreadable-" + stamp;
-  for (int i = 1; fsys::exists(fsys::symlink_status(aside)); ++i)
+  std::error_code ec;
+  for (int i = 1; fsys::exists(fsys::symlink_status(aside, ec)); ++i)
     aside = fmt::format("{}.unreadable-{}-{}", path.string(), stamp, i);
   return aside;
 }
@@ -79,10 +85,12 @@ fsys::path set_aside_path(const fsys::path& path) {
 
 TuningDb load_tuning_db(const fsys::path& path) {
   std::string error;
-  if (auto db = read_tuning_db(path, &error)) return std::move(*db);
+  bool unusable = false;
+  if (auto db = read_tuning_db(path, &error, &unusable)) return std::move(*db);
   detail::warn_once("tuning:" + path.string(),
-                    fmt::format("ignoring {}; the next save keeps it beside the new one as {}.unreadable-*", error,
-                                path.filename().string()));
+                    unusable ? fmt::format("ignoring {}; the next save keeps it beside the new one as {}.unreadable-*",
+                                           error, path.filename().string())
+                             : fmt::format("ignoring {}", error));
   return {};
 }
 
@@ -98,41 +106,50 @@ bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
     detail::warn_once("lock:" + lock_path, fmt::format("tuning database: cannot open the lock {} ({}); saving without "
                                                        "it (a concurrent save may be lost)",
                                                        lock_path, std::strerror(errno)));
-  const auto unlock = [&] {
-    if (lock_fd >= 0) {
-      ::flock(lock_fd, LOCK_UN);
-      ::close(lock_fd);
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) {
+        ::flock(fd, LOCK_UN);
+        ::close(fd);
+      }
     }
-  };
-  // A file that cannot be read (a damaged one, or one a newer fusedsample
-  // wrote) is moved aside, never overwritten: until session 40 a save
-  // replaced it, and one entry this build could not parse lost them all.
+  } unlock{lock_fd};
+  // A file that cannot be read for what it is (damaged, one a newer
+  // fusedsample wrote, not a regular file) is moved aside, never
+  // overwritten: until session 40 a save replaced it, and one entry this
+  // build could not parse lost them all. One that could not be read this
+  // time (EMFILE, EIO, ...) is left alone and nothing is saved.
   std::string why;
-  std::optional<TuningDb> merged = read_tuning_db(path, &why);
+  bool unusable = false;
+  std::optional<TuningDb> merged = read_tuning_db(path, &why, &unusable);
+  if (!merged && !unusable) {
+    detail::warn_once("read:" + path.string(),
+                      fmt::format("tuning database: {}: {}; results are not saved", path.string(), why));
+    return false;
+  }
   if (!merged) {
-    const fsys::path aside = set_aside_path(path);
-    fsys::rename(path, aside, ec);
+    // Through a link: the file it points to is set aside (the link stays, and the save writes through it).
+    const fsys::path real = fsys::is_symlink(fsys::symlink_status(path, ec)) ? fsys::weakly_canonical(path, ec) : path;
+    const fsys::path aside = set_aside_path(real);
+    fsys::rename(real, aside, ec);
     if (ec) {
-      unlock();
       detail::warn_once("aside:" + path.string(),
                         fmt::format("tuning database: {}: {}, and it cannot be moved aside ({}); results are not saved",
                                     path.string(), why, ec.message()));
       return false;
     }
     detail::warn_once("aside:" + path.string(),
-                      fmt::format("tuning database: {}: {}; kept as {}, a new one is written", path.string(), why,
-                                  aside.string()));
+                      fmt::format("tuning database: {}: {}; kept as {}", path.string(), why, aside.string()));
     merged = TuningDb{};
   }
   merged->merge(db);
   if (!db.environment.gpu_name.empty()) merged->environment = db.environment;
   std::string error;
   const bool ok = detail::write_file_atomic(path, tuning_db_to_json(*merged), &error);
-  unlock();
   if (!ok)
-    detail::warn_once("dir:" + path.parent_path().string(),
-                      fmt::format("tuning database: {} is not writable ({}); results are not saved",
-                                  path.parent_path().string(), error));
+    detail::warn_once("write:" + path.string(),
+                      fmt::format("tuning database: cannot write {} ({}); results are not saved", path.string(), error));
   return ok;
 }
 

@@ -11,7 +11,9 @@
 
 namespace fusedsample {
 
-std::string kernel_cache_key(const RenderedKernel& r) {
+std::string kernel_cache_key(const RenderedKernel& r) { return kernel_cache_key(r, nvrtc_version(), nvrtc_build()); }
+
+std::string kernel_cache_key(const RenderedKernel& r, std::string_view nvrtc, std::string_view nvrtc_build_id) {
   XXH3_state_t* st = XXH3_createState();
   XXH3_128bits_reset(st);
   auto add = [&](std::string_view field, std::string_view value) {
@@ -21,8 +23,8 @@ std::string kernel_cache_key(const RenderedKernel& r) {
     XXH3_128bits_update(st, value.data(), value.size());
   };
   add("generator", generator_version());
-  add("nvrtc", nvrtc_version());
-  add("nvrtc build", nvrtc_build());  // a patch release keeps the version (session 40)
+  add("nvrtc", nvrtc);
+  add("nvrtc build", nvrtc_build_id);  // a patch release keeps the version (session 40)
   add("arch", to_string(r.spec.arch));
   add("source", r.source);
   for (const auto& o : r.options) add("option", o);

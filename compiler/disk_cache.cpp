@@ -177,8 +177,9 @@ bool DiskCache::store(const CompiledKernel& kernel) const {
   return false;
 }
 
-CompiledKernel load_or_compile(const RenderedKernel& rendered, const DiskCache* cache, bool* from_disk) {
+CompiledKernel load_or_compile(const RenderedKernel& rendered, const DiskCache* cache, bool* from_disk, bool* stored) {
   if (from_disk) *from_disk = false;
+  if (stored) *stored = false;
   if (!cache) return compile_uncached(rendered);
   const std::string key = kernel_cache_key(rendered);
   if (auto k = cache->load(key)) {
@@ -197,7 +198,8 @@ CompiledKernel load_or_compile(const RenderedKernel& rendered, const DiskCache* 
   }
   CompiledKernel compiled = compile_uncached(rendered);
   if (compiled.cache_key.empty()) compiled.cache_key = key;
-  cache->store(compiled);
+  const bool ok = cache->store(compiled);
+  if (stored) *stored = ok;
   return compiled;
 }
 

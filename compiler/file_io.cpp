@@ -52,7 +52,10 @@ bool write_file_atomic(const fsys::path& link_or_path, std::string_view bytes, s
     ::unlink(tmp.c_str());
     return fail(what + " " + tmp, err);
   };
-  ::fchmod(fd, 0644);
+  // An existing file keeps its permission bits (a private 0600 database
+  // stays private); a new one is 0644.
+  struct stat old_st {};
+  ::fchmod(fd, ::stat(path.c_str(), &old_st) == 0 && S_ISREG(old_st.st_mode) ? (old_st.st_mode & 07777) : 0644);
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -110,8 +113,10 @@ bool write_output_file(const fsys::path& path, std::string_view bytes, std::stri
   return true;
 }
 
-std::optional<std::string> read_cache_file(const fsys::path& path, std::string* error, std::size_t max_bytes) {
+std::optional<std::string> read_cache_file(const fsys::path& path, std::string* error, std::size_t max_bytes,
+                                           bool* unusable) {
   if (error) error->clear();
+  if (unusable) *unusable = false;
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     if (error && errno != ENOENT && errno != ENOTDIR)  // absent: not an error
@@ -129,13 +134,16 @@ std::optional<std::string> read_cache_file(const fsys::path& path, std::string* 
   }
   if (S_ISDIR(st.st_mode)) {
     if (error) *error = "cannot read " + path.string() + ": it is a directory";
+    if (unusable) *unusable = true;
     return std::nullopt;
   }
   if (!S_ISREG(st.st_mode)) {
     if (error) *error = "cannot read " + path.string() + ": it is not a regular file";
+    if (unusable) *unusable = true;
     return std::nullopt;
   }
   if (std::uint64_t(st.st_size) > max_bytes) {
+    if (unusable) *unusable = true;
     if (error) *error = "cannot read " + path.string() + ": " + std::to_string(st.st_size) + " bytes, more than " +
                         std::to_string(max_bytes);
     return std::nullopt;

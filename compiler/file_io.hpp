@@ -12,8 +12,10 @@
 namespace fusedsample::detail {
 
 // Writes `bytes` to `path` atomically, creating parent directories. A
-// symbolic link at `path` stays: the file it points to is replaced. Returns
-// false (with the reason in *error) instead of throwing on I/O failure.
+// symbolic link at `path` stays: the file it points to is replaced, in its
+// own directory (which must be writable) and keeping its permission bits.
+// Returns false (with the reason in *error) instead of throwing on I/O
+// failure.
 bool write_file_atomic(const std::filesystem::path& path, std::string_view bytes, std::string* error);
 
 // A user's output file (`export -o`): into an existing FIFO, character
@@ -29,9 +31,12 @@ std::optional<std::string> read_file(const std::filesystem::path& path, std::str
 // The same for files of our own caches: only a regular file of at most
 // `max_bytes` is read (opened without blocking, so a FIFO or device put in
 // the cache's place, or a link to /dev/zero, is an error, not a hang or an
-// endless read).
+// endless read). *unusable (optional) tells the two kinds of error apart:
+// true when what is there can never be read as a cache file (not a regular
+// file, too large), false when the reading failed (EMFILE, EIO, EACCES, ...),
+// which may pass.
 std::optional<std::string> read_cache_file(const std::filesystem::path& path, std::string* error,
-                                           std::size_t max_bytes = std::size_t(1) << 30);
+                                           std::size_t max_bytes = std::size_t(1) << 30, bool* unusable = nullptr);
 
 // Prints "fusedsample: warning: <message>" to stderr the first time `topic`
 // is seen in this process. Thread-safe. Returns true if it printed.

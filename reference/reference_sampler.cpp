@@ -126,14 +126,20 @@ std::vector<ReferenceResult> reference_sample(const void* weights, const void* h
   const unsigned threads = std::max(1u, unsigned(std::min<std::int64_t>(std::thread::hardware_concurrency(), N)));
   std::vector<std::exception_ptr> errors(threads);
   std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      try {
-        for (std::int64_t n = t; n < N; n += threads) do_row(n);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
+  pool.reserve(threads);
+  try {
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        try {
+          for (std::int64_t n = t; n < N; n += threads) do_row(n);
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+  } catch (...) {  // a thread that could not start: join those that did, then report it
+    for (auto& th : pool) th.join();
+    throw;
+  }
   for (auto& th : pool) th.join();
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);

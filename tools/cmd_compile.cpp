@@ -110,10 +110,10 @@ int cmd_compile(const std::vector<std::string>& argv) {
   // Its key is of the binary spec (launch settings such as l2pN at their defaults).
   const auto t0 = std::chrono::steady_clock::now();
   const std::optional<DiskCache> disk = DiskCache::from_environment();
-  bool from_disk = false;
+  bool from_disk = false, stored = false;
   const CompiledKernel k =
       load_or_compile(binary_spec(spec) == spec ? rendered : render_kernel(binary_spec(spec)), disk ? &*disk : nullptr,
-                      &from_disk);
+                      &from_disk, &stored);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (emit == "ptx") {
     write_output(output, k.ptx + (k.ptx.ends_with('\n') ? "" : "\n"), false);
@@ -136,7 +136,7 @@ int cmd_compile(const std::vector<std::string>& argv) {
     info += fmt::format("ptx            {} bytes\n", k.ptx.size());
     info += fmt::format("cache key      {}\n", k.cache_key);
     info += disk ? fmt::format("module cache   {} ({})\n", disk->module_path(k.cache_key).string(),
-                               from_disk ? "found there" : "compiled and stored")
+                               from_disk ? "found there" : stored ? "compiled and stored" : "compiled, not stored")
                  : std::string("module cache   off (no cache directory)\n");
     info += fmt::format("{}   {:.0f} ms\n", from_disk ? "load time   " : "compile time", ms);
     info += k.log.empty() ? std::string("NVRTC log      (empty)\n") : fmt::format("NVRTC log\n{}\n", k.log);

@@ -64,10 +64,15 @@ int run(const std::vector<std::string>& all) {
     // `help COMMAND` is `COMMAND --help`; anything else after help or
     // --version is a usage error (until session 40 it was ignored, exit 0).
     if (command == "help" && rest.size() == 1 && known(rest[0])) return run({rest[0], "--help"});
+    if (command == "help" && !rest.empty()) {
+      if (!known(rest[0]))
+        throw fusedsample::cli::UsageError(fmt::format(
+            "unknown command '{}' (commands: info, compile, demo, export, import, tune)", rest[0]));
+      throw fusedsample::cli::UsageError(fmt::format("'help' takes one command name, not also '{}'", rest[1]));
+    }
     if (command == "-h" || command == "--help" || command == "help") {
       if (!rest.empty())
-        throw fusedsample::cli::UsageError(fmt::format(
-            "'{}' takes {}, not '{}'", command, command == "help" ? "one command name at most" : "no arguments", rest[0]));
+        throw fusedsample::cli::UsageError(fmt::format("'{}' takes no arguments, not '{}'", command, rest[0]));
       fmt::print("{}", kHelp);
       return kExitOk;
     }

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fusedsample/kernel_spec.hpp"
@@ -48,9 +49,14 @@ CompiledKernel compile_uncached(const RenderedKernel& rendered);
 std::vector<std::string> nvrtc_options(const RenderedKernel& rendered);
 // Whether a compile log holds ptxas's -v report (what kernel_resources reads).
 bool has_ptxas_report(const std::string& log);
-// The key of a rendered kernel: XXH3-128 over source, options, arch, NVRTC
-// version and generator version, as 32 hex digits.
+// The key of a rendered kernel: XXH3-128 over source, options, arch, the
+// embedded templates, NVRTC's version and build and the generator version,
+// as 32 hex digits.
 std::string kernel_cache_key(const RenderedKernel& rendered);
+// The same with the NVRTC version and build given (the one above passes
+// nvrtc_version() and nvrtc_build()).
+std::string kernel_cache_key(const RenderedKernel& rendered, std::string_view nvrtc_version,
+                             std::string_view nvrtc_build);
 
 // What ptxas reported for one kernel of a compiled module (from the log of
 // --ptxas-options=-v); nullopt if the log does not name the kernel.

@@ -57,7 +57,9 @@ CompiledKernel decode_module(std::string_view bytes, const std::string& expected
 // Rendered kernel -> compiled kernel through `cache` (if any): a valid disk
 // entry whose source and options match is returned without compiling;
 // otherwise NVRTC compiles and the result is stored. *from_disk (optional)
-// says which happened.
-CompiledKernel load_or_compile(const RenderedKernel& rendered, const DiskCache* cache, bool* from_disk = nullptr);
+// says which happened, *stored (optional) whether a compiled kernel was
+// stored (false: no cache, or it is not writable).
+CompiledKernel load_or_compile(const RenderedKernel& rendered, const DiskCache* cache, bool* from_disk = nullptr,
+                               bool* stored = nullptr);
 
 }  // namespace fusedsample

@@ -25,8 +25,9 @@ TEST(FitSharedMemory, SpecThatFitsIsUnchanged) {
 }
 
 // An H200 table entry (108672 bytes) on a GPU newer than Hopper with 99 KiB:
-// the same tile with fewer stages, not a smaller one.
-TEST(FitSharedMemory, FewerStagesFirst) {
+// the same tile, its stages shallower (td128 -> td64) and, up to the bytes in
+// flight it had, more of them (s3 -> s5); not a smaller batch tile.
+TEST(FitSharedMemory, SameTileShallowerStages) {
   const KernelSpec s = KernelSpec::parse("bf16 sm_90 mma_sync tv128 tn8 td128 s3 w4x1");
   ASSERT_GT(s.shared_bytes(), k99KiB);
   const KernelSpec f = fs::fit_shared_memory(s, k99KiB);

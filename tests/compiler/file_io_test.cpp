@@ -3,9 +3,11 @@
 // device where a cache file should be, a symbolic link to the database, a
 // FIFO as an export's output.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -29,6 +31,26 @@ std::string read_text(const fsys::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
+// Opens and closes the FIFO's writing end: a reader blocked in open() or
+// read() on it goes on (and reads end of file), so a regression fails the
+// test instead of hanging it.
+void release_fifo(const fsys::path& fifo) {
+  const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+  if (fd >= 0) ::close(fd);
+}
+
+// f() on another thread, at most 10 s; after that the FIFO is released and
+// the test fails.
+template <typename F>
+auto within_10s(const fsys::path& fifo, F f) {
+  auto done = std::async(std::launch::async, f);
+  if (done.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << "blocked on the FIFO " << fifo;
+    release_fifo(fifo);
+  }
+  return done.get();
+}
+
 // Until session 40 a FIFO in a module's or the database's place blocked the
 // process in open() (fusedsample info and demo hung), and a link to
 // /dev/zero read until memory ran out. Now both are misses with a warning.
@@ -38,7 +60,7 @@ TEST_F(FileIoTest, CacheReadsRefuseWhatIsNotARegularFile) {
   const std::string key(64, 'a');
   ASSERT_EQ(::mkfifo(cache.module_path(key).c_str(), 0644), 0);
   ::testing::internal::CaptureStderr();
-  EXPECT_FALSE(cache.load(key).has_value());
+  EXPECT_FALSE(within_10s(cache.module_path(key), [&] { return cache.load(key).has_value(); }));
   std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
 
@@ -52,7 +74,7 @@ TEST_F(FileIoTest, CacheReadsRefuseWhatIsNotARegularFile) {
   const fsys::path db = dir_ / "tuning.json";
   ASSERT_EQ(::mkfifo(db.c_str(), 0644), 0);
   ::testing::internal::CaptureStderr();
-  EXPECT_TRUE(fs::load_tuning_db(db).empty());
+  EXPECT_TRUE(within_10s(db, [&] { return fs::load_tuning_db(db).empty(); }));
   err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
 }
@@ -89,7 +111,9 @@ TEST_F(FileIoTest, OutputFileIntoAFifo) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   auto reader = std::async(std::launch::async, [&] { return read_text(fifo); });
   std::string error;
-  ASSERT_TRUE(fs::detail::write_output_file(fifo, "{\"entries\": []}\n", &error)) << error;
+  const bool written = fs::detail::write_output_file(fifo, "{\"entries\": []}\n", &error);
+  if (!written || reader.wait_for(std::chrono::seconds(10)) != std::future_status::ready) release_fifo(fifo);
+  EXPECT_TRUE(written) << error;
   EXPECT_EQ(reader.get(), "{\"entries\": []}\n");
   EXPECT_FALSE(fsys::is_regular_file(fifo));
   // A regular file is still written atomically.

@@ -23,11 +23,16 @@ using namespace fusedsample::testing::nvrtc_tests;
 // The key carries NVRTC's build, not only its major.minor (until session 40 a
 // toolkit patch release within 13.0 kept every key, and with it the older
 // ptxas's cubins).
-TEST(NvrtcCacheKey, NvrtcBuildIsKnown) {
+TEST(NvrtcCacheKey, CarriesTheNvrtcBuild) {
   const std::string build = fs::nvrtc_build();
   EXPECT_TRUE(std::regex_search(build, std::regex("CL-[0-9]+"))) << build;
   EXPECT_NE(build.find("V" + fs::nvrtc_version() + "."), std::string::npos) << build;
-  EXPECT_EQ(fs::nvrtc_build(), build);
+  const fs::RenderedKernel r = fs::render_kernel(fs::default_spec(DType::bf16, Arch::sm_90, 16));
+  EXPECT_EQ(fs::kernel_cache_key(r), fs::kernel_cache_key(r, fs::nvrtc_version(), build));
+  // Two patch releases of one major.minor.
+  EXPECT_NE(fs::kernel_cache_key(r, "13.0", "CL-36424714; release 13.0, V13.0.88"),
+            fs::kernel_cache_key(r, "13.0", "CL-36000000; release 13.0, V13.0.48"));
+  EXPECT_NE(fs::kernel_cache_key(r, "13.0", build), fs::kernel_cache_key(r, "13.1", build));
 }
 
 TEST(NvrtcCacheKey, StableAndSensitive) {

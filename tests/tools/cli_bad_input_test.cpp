@@ -93,9 +93,15 @@ TEST_F(CliBadInput, StdoutThatCannotBeWritten) {
 // Arguments after help or --version were ignored (exit 0) until session 40;
 // `help COMMAND` is the command's --help.
 TEST_F(CliBadInput, HelpAndVersionTakeNoStrayArguments) {
-  for (const char* args : {"--version --bogus", "help bogus", "--help tune", "-h x", "help tune demo"}) {
-    const auto r = run_cli(dir_, args);
-    EXPECT_EQ(r.code, 2) << args << ": " << r.output;
+  const struct {
+    const char* args;
+    const char* named;
+  } cases[] = {{"--version --bogus", "--bogus"}, {"help bogus", "unknown command 'bogus'"}, {"--help tune", "tune"},
+               {"-h x", "'x'"}, {"help tune demo", "'demo'"}, {"help help", "unknown command 'help'"}};
+  for (const auto& c : cases) {
+    const auto r = run_cli(dir_, c.args);
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.output;
+    EXPECT_NE(r.output.find(c.named), std::string::npos) << c.args << ": " << r.output;
   }
   const auto tune = run_cli(dir_, "help tune");
   EXPECT_EQ(tune.code, 0) << tune.output;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <unistd.h>
@@ -56,6 +57,14 @@ TEST(CliCompile, FillsTheModuleCache) {
   ASSERT_EQ(promoted.code, 0) << promoted.output;
   EXPECT_NE(promoted.output.find("found there"), std::string::npos) << promoted.output;
   std::filesystem::remove_all(dir);
+  // A cache that cannot be written: compiled, and it says so.
+  const auto file = cache_dir() / "a-file";
+  std::filesystem::create_directories(file.parent_path());
+  { std::ofstream(file) << "x"; }
+  const auto unwritable = run_cli(file / "cache", "compile --spec '" + spec + "'");
+  ASSERT_EQ(unwritable.code, 0) << unwritable.output;
+  EXPECT_NE(unwritable.output.find("compiled, not stored"), std::string::npos) << unwritable.output;
+  std::filesystem::remove(file);
 }
 
 }  // namespace
