@@ -116,7 +116,8 @@ KernelSpec portable_default_spec(DType dtype, Arch arch, std::int64_t rows) {
 }
 
 KernelSpec default_spec(DType dtype, Arch arch, std::int64_t rows) {
-  if (dtype == DType::fp32 || (arch != Arch::sm_90 && arch != Arch::sm_90a)) return portable_default_spec(dtype, arch, rows);
+  if (dtype == DType::fp32 || (arch != Arch::sm_90 && arch != Arch::sm_90a))
+    return portable_default_spec(dtype, arch, rows);
   return fit_shared_memory(hopper_heuristic(dtype, rows), shared_memory_limit(arch));
 }
 

@@ -26,6 +26,28 @@ namespace {
 
 using namespace testing::sampler_api_tests;
 
+// Captures `call` on `stream` in global mode and returns the graph; the
+// InvalidArgument it throws, if any, goes to *error (the capture is then
+// ended as it is, and must still be valid); any other exception ends the
+// capture and propagates.
+CUgraph capture_call(CUstream stream, const std::function<void()>& call, std::string* error) {
+  FS_CU(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  try {
+    call();
+  } catch (const InvalidArgument& e) {
+    *error = e.what();
+  } catch (...) {
+    CUgraph g = nullptr;
+    driver::api().cuStreamEndCapture(stream, &g);
+    if (g) driver::api().cuGraphDestroy(g);
+    throw;
+  }
+  CUgraph g = nullptr;
+  const CUresult end = driver::api().cuStreamEndCapture(stream, &g);
+  EXPECT_EQ(end, CUDA_SUCCESS) << "cuStreamEndCapture: " << driver::error_text(end);
+  return g;
+}
+
 // reserve() then capture sample() into a CUDA graph: replays give the direct
 // call's samples, and read the per-row device arrays at replay time.
 TEST_F(SamplerApiGpu, GraphCaptureMatchesDirectCall) {
@@ -158,21 +180,7 @@ TEST_F(SamplerApiGpu, GrowingWorkspaceDuringCaptureThrows) {
   testing::StreamGuard stream;
   a.num_samples = S;
   auto capture = [&](std::string* error) {
-    FS_CU(cuStreamBeginCapture(stream.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    try {
-      sampler.sample(a, stream.get());
-    } catch (const InvalidArgument& e) {
-      *error = e.what();
-    } catch (...) {
-      CUgraph g = nullptr;
-      driver::api().cuStreamEndCapture(stream.s, &g);
-      if (g) driver::api().cuGraphDestroy(g);
-      throw;
-    }
-    CUgraph g = nullptr;
-    const CUresult end = driver::api().cuStreamEndCapture(stream.s, &g);
-    EXPECT_EQ(end, CUDA_SUCCESS) << "cuStreamEndCapture: " << driver::error_text(end);
-    return g;
+    return capture_call(stream.s, [&] { sampler.sample(a, stream.get()); }, error);
   };
 
   std::string error;
@@ -219,38 +227,21 @@ TEST_F(SamplerApiGpu, ColdBucketDuringCaptureThrows) {
   SampleArgs a = pb.args(out, S);
   a.seed = rng();
   testing::StreamGuard stream;
-  // Captures `call` in global mode; the InvalidArgument it throws, if any, in *error; the graph.
-  auto capture = [&](const auto& call, std::string* error) {
-    FS_CU(cuStreamBeginCapture(stream.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    try {
-      call();
-    } catch (const InvalidArgument& e) {
-      *error = e.what();
-    } catch (...) {
-      CUgraph g = nullptr;
-      driver::api().cuStreamEndCapture(stream.s, &g);
-      if (g) driver::api().cuGraphDestroy(g);
-      throw;
-    }
-    CUgraph g = nullptr;
-    const CUresult end = driver::api().cuStreamEndCapture(stream.s, &g);
-    EXPECT_EQ(end, CUDA_SUCCESS) << "cuStreamEndCapture: " << driver::error_text(end);
-    return g;
-  };
   const auto fused = [&] { sampler.sample(a, stream.get()); };
   const auto given = [&] { sampler.sample_logits(logits.as<float>(), a, stream.get()); };
-  for (const auto& [name, call] : {std::pair<const char*, std::function<void()>>{"sample", fused}, {"sample_logits", given}}) {
+  const std::pair<const char*, std::function<void()>> calls[] = {{"sample", fused}, {"sample_logits", given}};
+  for (const auto& [name, call] : calls) {
     std::string error;
     testing::GraphGuard graph;
-    graph.g = capture(call, &error);
+    graph.g = capture_call(stream.s, call, &error);
     EXPECT_NE(error.find("not loaded yet"), std::string::npos) << name << ": " << error;
     EXPECT_NE(error.find("reserve"), std::string::npos) << name << ": " << error;
   }
   sampler.reserve(pb.N, S);
-  for (const auto& [name, call] : {std::pair<const char*, std::function<void()>>{"sample", fused}, {"sample_logits", given}}) {
+  for (const auto& [name, call] : calls) {
     std::string error;
     testing::GraphGuard graph;
-    graph.g = capture(call, &error);
+    graph.g = capture_call(stream.s, call, &error);
     EXPECT_TRUE(error.empty()) << name << " after reserve(): " << error;
     ASSERT_NE(graph.g, nullptr) << name;
     testing::GraphExecGuard exec;
