@@ -17,11 +17,17 @@ std::string_view to_string(CandidateStatus s) {
 }
 
 const CandidateResult* BucketResult::best() const {
+  // Equal times go to the smaller spec text, as ranks_before() (tuning_db.cpp)
+  // breaks them: until session 40 the report took the first in candidate
+  // order and the table the first in record order, which could differ.
+  const auto before = [](double a_us, const CandidateResult& a, double b_us, const CandidateResult& b) {
+    return a_us != b_us ? a_us < b_us : a.spec.to_string() < b.spec.to_string();
+  };
   const CandidateResult *best = nullptr, *final = nullptr;
   for (const auto& c : candidates) {
     if (c.status != CandidateStatus::timed) continue;
-    if (!best || c.median_us < best->median_us) best = &c;
-    if (c.final_us > 0 && (!final || c.final_us < final->final_us)) final = &c;
+    if (!best || before(c.median_us, c, best->median_us, *best)) best = &c;
+    if (c.final_us > 0 && (!final || before(c.final_us, c, final->final_us, *final))) final = &c;
   }
   return final ? final : best;
 }

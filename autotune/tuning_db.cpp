@@ -121,7 +121,11 @@ TimingMethod parse_timing_method(std::string_view text) {
 
 bool ranks_before(const Measurement& a, const Measurement& b) {
   if (a.method != b.method) return a.method == TimingMethod::interleaved;
-  return a.median_us < b.median_us;
+  if (a.median_us != b.median_us) return a.median_us < b.median_us;
+  // Equal times (event timings of short kernels tie often): the spec text
+  // decides, as BucketResult::best() does, so the table and the tuner's
+  // report name the same winner (they could differ by record order).
+  return a.spec < b.spec;
 }
 
 const Measurement* TuningEntry::best() const {

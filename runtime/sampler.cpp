@@ -101,10 +101,10 @@ struct Sampler::Impl {
 
   // Throws InvalidArgument naming reserve() if `stream` is being captured
   // into a CUDA graph: `what` (compiling and loading a module, growing the
-  // workspace) has no place in a capture. A null stream is not asked
-  // (reserve(): no capture is ever made on the legacy stream by us).
+  // workspace) has no place in a capture. The legacy stream is asked too:
+  // while another stream is captured in global mode the query fails
+  // (CudaError), before anything here could invalidate that capture.
   static void refuse_during_capture(Stream stream, const std::string& what) {
-    if (!stream) return;
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     FS_CU(cuStreamIsCapturing(reinterpret_cast<CUstream>(stream), &status));
     if (status != CU_STREAM_CAPTURE_STATUS_NONE)

@@ -86,7 +86,8 @@ struct Measurement {
 };
 
 // Whether `a` ranks before `b` in one entry: an interleaved time before a
-// flushed one, then the smaller median.
+// flushed one, then the smaller median, then (equal times) the smaller spec
+// text, as BucketResult::best() breaks ties.
 bool ranks_before(const Measurement& a, const Measurement& b);
 
 struct TuningKey {
