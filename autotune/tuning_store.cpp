@@ -147,6 +147,7 @@ bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
   if (!db.environment.gpu_name.empty()) merged->environment = db.environment;
   std::string error;
   const bool ok = detail::write_file_atomic(path, tuning_db_to_json(*merged), &error);
+  if (ok) detail::remove_stale_temp_files(path.parent_path(), path.filename().string() + ".tmp.");
   if (!ok)
     detail::warn_once("write:" + path.string(),
                       fmt::format("tuning database: cannot write {} ({}); results are not saved", path.string(), error));

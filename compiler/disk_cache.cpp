@@ -170,7 +170,11 @@ std::optional<CompiledKernel> DiskCache::load(const std::string& key) const {
 bool DiskCache::store(const CompiledKernel& kernel) const {
   if (!valid_key(kernel.cache_key)) return false;
   std::string error;
-  if (detail::write_file_atomic(module_path(kernel.cache_key), encode_module(kernel), &error)) return true;
+  if (detail::write_file_atomic(module_path(kernel.cache_key), encode_module(kernel), &error)) {
+    // After a compile, which is rare: one listing of the directory.
+    detail::remove_stale_temp_files(modules_dir(), ".fsmod.tmp.");
+    return true;
+  }
   detail::warn_once("dir:" + modules_dir().string(),
                     fmt::format("module cache: {} is not writable ({}); compiled kernels will not be cached",
                                 modules_dir().string(), error));

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
@@ -186,6 +187,17 @@ std::optional<std::string> read_file(const fsys::path& path, std::string* error)
   } catch (const std::exception& e) {  // a read error the stream reports by throwing; out of memory
     if (error) *error = "cannot read " + path.string() + ": " + e.what();
     return std::nullopt;
+  }
+}
+
+void remove_stale_temp_files(const fsys::path& dir, std::string_view marker) {
+  std::error_code ec;
+  const auto now = fsys::file_time_type::clock::now();
+  for (fsys::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().find(marker) == std::string::npos) continue;
+    std::error_code ec2;
+    const auto mtime = fsys::last_write_time(it->path(), ec2);
+    if (!ec2 && now - mtime > std::chrono::hours(1)) fsys::remove(it->path(), ec2);
   }
 }
 

@@ -38,6 +38,12 @@ std::optional<std::string> read_file(const std::filesystem::path& path, std::str
 std::optional<std::string> read_cache_file(const std::filesystem::path& path, std::string* error,
                                            std::size_t max_bytes = std::size_t(1) << 30, bool* unusable = nullptr);
 
+// Removes the files of `dir` whose name holds `marker` (a temp file's
+// ".tmp.") and that are over an hour old: what writers killed between their
+// temp file and the rename left. A younger one may be another process's
+// write in progress. Errors are ignored: this only tidies.
+void remove_stale_temp_files(const std::filesystem::path& dir, std::string_view marker);
+
 // Prints "fusedsample: warning: <message>" to stderr the first time `topic`
 // is seen in this process. Thread-safe. Returns true if it printed.
 bool warn_once(const std::string& topic, const std::string& message);

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -181,6 +182,21 @@ TEST_F(TuningStoreTest, SaveLeavesADatabaseItCouldNotReadThisTime) {
   EXPECT_EXIT(save_without_descriptors(path), ::testing::ExitedWithCode(0), "");
   EXPECT_EQ(read_text(path), before);
   EXPECT_TRUE(set_aside(path).empty()) << "a readable database was set aside";
+}
+
+// A save removes tuning.json temp files an hour old (left by a killed save;
+// kept for good until session 40), not younger ones.
+TEST_F(TuningStoreTest, SaveRemovesStaleTempFiles) {
+  const fsys::path path = dir_ / "tuning.json";
+  const fsys::path stale = dir_ / "tuning.json.tmp.AbCdEf", young = dir_ / "tuning.json.tmp.GhIjKl";
+  write_text(stale, "{");
+  write_text(young, "{");
+  fsys::last_write_time(stale, fsys::file_time_type::clock::now() - std::chrono::hours(2));
+  fs::TuningDb a;
+  a.record(key8(), {kSpec, 10.0, 9.0, "t1"});
+  ASSERT_TRUE(fs::save_tuning_db(a, path));
+  EXPECT_FALSE(fsys::exists(stale));
+  EXPECT_TRUE(fsys::exists(young));
 }
 
 TEST_F(TuningStoreTest, TunedSpecReadsTheCacheDirDatabase) {

@@ -5,6 +5,8 @@
 #include "fusedsample/disk_cache.hpp"
 
 #include <gtest/gtest.h>
+
+#include <chrono>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,6 +106,25 @@ TEST_F(CacheDirTest, StoreThenLoadRoundTrips) {
     EXPECT_EQ(e.path().extension(), ".fsmod") << e.path();
   }
   EXPECT_EQ(files, 1);
+}
+
+// A writer killed between its temp file and the rename left the temp file
+// for good until session 40. A store now removes those an hour old and keeps
+// younger ones (another process's write may be in progress).
+TEST_F(CacheDirTest, StoreRemovesStaleTempFiles) {
+  const fs::DiskCache cache(dir_);
+  fsys::create_directories(cache.modules_dir());
+  const fsys::path stale = cache.modules_dir() / (std::string(32, 'c') + ".fsmod.tmp.AbCdEf");
+  const fsys::path young = cache.modules_dir() / (std::string(32, 'd') + ".fsmod.tmp.GhIjKl");
+  const fsys::path other = cache.modules_dir() / "notes.txt";  // not ours: kept at any age
+  for (const auto& p : {stale, young, other}) std::ofstream(p) << "partial";
+  const auto two_hours_ago = fsys::file_time_type::clock::now() - std::chrono::hours(2);
+  fsys::last_write_time(stale, two_hours_ago);
+  fsys::last_write_time(other, two_hours_ago);
+  ASSERT_TRUE(cache.store(fake_kernel(4)));
+  EXPECT_FALSE(fsys::exists(stale));
+  EXPECT_TRUE(fsys::exists(young));
+  EXPECT_TRUE(fsys::exists(other));
 }
 
 TEST_F(CacheDirTest, CorruptFilesAreIgnoredWithOneWarningAndRebuilt) {
