@@ -17,11 +17,17 @@ std::string_view to_string(CandidateStatus s) {
 }
 
 const CandidateResult* BucketResult::best() const {
-  // Equal times go to the smaller spec text, as ranks_before() (tuning_db.cpp)
-  // breaks them: until session 40 the report took the first in candidate
-  // order and the table the first in record order, which could differ.
-  const auto before = [](double a_us, const CandidateResult& a, double b_us, const CandidateResult& b) {
-    return a_us != b_us ? a_us < b_us : a.spec.to_string() < b.spec.to_string();
+  // The table's order (ranks_before, tuning_db.cpp), equal times to the
+  // smaller spec text: until session 40 the report took the first in
+  // candidate order and the table the first in record order, which could differ.
+  const auto timing = [](const CandidateResult& c, double us) {
+    Measurement m;
+    m.spec = c.spec.to_string();
+    m.median_us = us;
+    return m;
+  };
+  const auto before = [&](double a_us, const CandidateResult& a, double b_us, const CandidateResult& b) {
+    return ranks_before(timing(a, a_us), timing(b, b_us));
   };
   const CandidateResult *best = nullptr, *final = nullptr;
   for (const auto& c : candidates) {

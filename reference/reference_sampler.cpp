@@ -13,6 +13,7 @@
 
 #include "fusedsample/errors.hpp"
 #include "fusedsample/numeric.hpp"
+#include "fusedsample/sampler.hpp"
 #include "templates/gumbel_race.cuh"
 #include "templates/fs_params.cuh"
 
@@ -56,13 +57,13 @@ std::vector<ReferenceResult> reference_sample(const void* weights, const void* h
     throw Unsupported(fmt::format("reference_sample: unsupported dtype value {}", int(dtype)));
   if (V < 1 || d < 1 || N < 1 || S < 1)
     throw InvalidArgument(fmt::format("reference_sample: bad shape V={} d={} N={} S={}", V, d, N, S));
-  // The Sampler's limits (runtime/argument_checks.cpp): the noise's counter
-  // layout holds for these V only (docs/rng.md), and N x d, N x S, V, d are
-  // then sizes a vector can be asked for without overflow.
-  if (V > std::numeric_limits<std::int32_t>::max() - 1024)
+  // The Sampler's limits (sampler.hpp): the noise's counter layout holds for
+  // these V only (docs/rng.md), and N x d, N x S, V, d are then sizes a
+  // vector can be asked for without overflow.
+  if (V > kMaxVocab)
     throw InvalidArgument(fmt::format("reference_sample: vocab (V) = {} exceeds the supported 2^31 - 1025", V));
-  if (d > (std::int64_t(1) << 24)) throw InvalidArgument(fmt::format("reference_sample: hidden (d) = {} is too large", d));
-  if (N > (std::int64_t(1) << 31) - 1 || double(N) * double(S) > 1e12)
+  if (d > kMaxHidden) throw InvalidArgument(fmt::format("reference_sample: hidden (d) = {} is too large", d));
+  if (N > kMaxRows || double(N) * double(S) > kMaxRowSamples)
     throw InvalidArgument(fmt::format("reference_sample: rows (N) = {} with {} samples each is too large", N, S));
   if (std::int64_t(params.size()) != N)
     throw InvalidArgument(fmt::format("reference_sample: {} row params for {} rows", params.size(), N));

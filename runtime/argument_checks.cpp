@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 #include "fusedsample/errors.hpp"
 #include "templates/fs_params.cuh"
@@ -28,10 +27,10 @@ static_assert(FS_MIN_TEMPERATURE == kMinTemperature, "the kernels' and the API's
 // The batch limits of a launch, shared by sample() and reserve().
 void check_batch(std::int64_t rows, int num_samples) {
   if (rows < 1) throw InvalidArgument(fmt::format("rows (N) must be >= 1, got {}", rows));
-  if (rows > (std::int64_t(1) << 31) - 1) throw InvalidArgument(fmt::format("rows (N) = {} exceeds 2^31 - 1", rows));
+  if (rows > kMaxRows) throw InvalidArgument(fmt::format("rows (N) = {} exceeds 2^31 - 1", rows));
   if (num_samples < 1) throw InvalidArgument(fmt::format("num_samples must be >= 1, got {}", num_samples));
   const double total = double(rows) * double(num_samples);
-  if (total > 1e12) throw InvalidArgument(fmt::format("rows * num_samples = {} is too large", total));
+  if (total > kMaxRowSamples) throw InvalidArgument(fmt::format("rows * num_samples = {} is too large", total));
 }
 
 void check_row_params(const SampleArgs& a) {
@@ -59,11 +58,11 @@ void check_options(const SamplerOptions& o) {
     throw InvalidArgument(fmt::format("device must be a CUDA ordinal >= 0, or -1 for the current context's, got {}",
                                       o.device));
   if (o.vocab < 1) throw InvalidArgument(fmt::format("vocab (V) must be >= 1, got {}", o.vocab));
-  if (o.vocab > std::numeric_limits<std::int32_t>::max() - 1024)
+  if (o.vocab > kMaxVocab)
     throw InvalidArgument(fmt::format("vocab (V) = {} exceeds the supported 2^31 - 1025", o.vocab));
   if (o.hidden < 8 || o.hidden % 8 != 0)
     throw InvalidArgument(fmt::format("hidden (d) must be a positive multiple of 8 elements, got {}", o.hidden));
-  if (o.hidden > (std::int64_t(1) << 24)) throw InvalidArgument(fmt::format("hidden (d) = {} is too large", o.hidden));
+  if (o.hidden > kMaxHidden) throw InvalidArgument(fmt::format("hidden (d) = {} is too large", o.hidden));
   if (o.dtype != DType::bf16 && o.dtype != DType::fp16 && o.dtype != DType::fp32)
     throw Unsupported(fmt::format("unsupported dtype value {}", int(o.dtype)));
   if (o.spec) {

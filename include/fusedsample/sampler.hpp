@@ -33,6 +33,14 @@ struct SamplerOptions {
 // section 5): below it l / tau overflows fp32 for ordinary logits.
 inline constexpr float kMinTemperature = 0x1p-64f;
 
+// The largest shapes a Sampler and reference_sample() accept: V up to
+// 2^31 - 1025 (the noise's counters and the kernels' 32-bit indices, with a
+// tile of padding), d up to 2^24, N up to 2^31 - 1, N x S up to 1e12.
+inline constexpr std::int64_t kMaxVocab = (std::int64_t(1) << 31) - 1025;
+inline constexpr std::int64_t kMaxHidden = std::int64_t(1) << 24;
+inline constexpr std::int64_t kMaxRows = (std::int64_t(1) << 31) - 1;
+inline constexpr double kMaxRowSamples = 1e12;
+
 struct SampleArgs {
   const void* weights = nullptr;        // device [V, d], row-major, 16-byte aligned
   const void* hidden_states = nullptr;  // device [N, d], row-major, 16-byte aligned
