@@ -3,7 +3,9 @@
 // stream-K (sk) kernel walks the launch's k-steps as 32-bit positions
 // (templates/stream_k.cuh: fs_sk_walk), so a launch of 2^31 k-steps or more
 // must throw InvalidArgument naming the count, before anything is launched or
-// allocated; W is never read, so a small buffer stands in for it.
+// allocated; W is never read, so a small buffer stands in for it. A
+// workspace larger than the GPU's memory throws CudaError saying what it was
+// for, and leaves the sampler as it was.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,6 +15,7 @@
 #include "runtime/device_memory.hpp"
 #include "tests/support/device_buffers.hpp"
 #include "tests/support/gpu_test_support.hpp"
+#include "tests/support/sampler_api_problem.hpp"
 #include "tests/support/sampler_configs.hpp"
 
 namespace fusedsample {
@@ -51,6 +54,38 @@ TEST(SamplerLimitsGpu, StreamKLaunchOf2To31KStepsThrows) {
     const auto untouched = testing::from_device<std::int64_t>(out, 1);
     EXPECT_EQ(untouched[0], testing::kPoison64) << "a refused call wrote the output";
   }
+}
+
+// reserve() for more (row, sample) pairs than the GPU has memory for (2^31 - 1
+// rows of 400 samples: about 10 TB of workspace) throws CudaError naming the
+// workspace and its size; the sampler keeps its old workspace, so the next
+// call samples as before (a server that asked for too large a batch goes on).
+TEST(SamplerLimitsGpu, WorkspaceLargerThanTheGpuThrowsAndKeepsTheSampler) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const testing::sampler_api_tests::Problem pb(DType::bf16, rng);
+  const KernelSpec spec = testing::make_spec(DType::bf16, 64, 8, 32, 3, 4, 1);  // one module for every bucket
+  Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype, spec));
+  const int S = 2;
+  auto run = [&] {
+    return testing::sampler_api_tests::run64(std::size_t(pb.N * S), [&](const DeviceMemory& out) {
+      SampleArgs a = pb.args(out, S);
+      a.seed = 77;
+      sampler.sample(a, nullptr);
+    });
+  };
+  const auto before = run();
+  testing::sampler_api_tests::expect_all_in_range(before, pb.V, "before");
+  try {
+    sampler.reserve(kMaxRows, 400);
+    ADD_FAILURE() << "a workspace of about 10 TB was allocated";
+  } catch (const CudaError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the sampler's workspace of"), std::string::npos) << what;
+    EXPECT_EQ(e.name(), "CUDA_ERROR_OUT_OF_MEMORY") << what;
+  }
+  EXPECT_EQ(run(), before) << "the sampler samples differently after a workspace it could not allocate";
 }
 
 }  // namespace
