@@ -20,6 +20,20 @@
 namespace fusedsample::cli {
 namespace {
 
+// The name in `#include "name"`, which may be followed by blanks and a `//`
+// comment (templates/wgmma_ops.cuh's include of pipeline.cuh is; until
+// session 41 such a line stayed in the expanded output, which nvcc could not
+// compile standalone); nullopt for any other line.
+std::optional<std::string> quoted_include(const std::string& line) {
+  const std::string prefix = "#include \"";
+  if (!line.starts_with(prefix)) return std::nullopt;
+  const std::size_t close = line.find('"', prefix.size());
+  if (close == std::string::npos || close == prefix.size()) return std::nullopt;
+  const std::size_t rest = line.find_first_not_of(" \t", close + 1);
+  if (rest != std::string::npos && line.compare(rest, 2, "//") != 0) return std::nullopt;
+  return line.substr(prefix.size(), close - prefix.size());
+}
+
 // The rendered unit with every embedded template it includes pasted in place
 // (each once, as #pragma once would), so nvcc can compile it standalone.
 std::string expand_includes(const std::string& text, std::set<std::string>& seen) {
@@ -30,17 +44,15 @@ std::string expand_includes(const std::string& text, std::set<std::string>& seen
     if (eol == std::string::npos) eol = text.size();
     const std::string line = text.substr(pos, eol - pos);
     pos = eol + 1;
-    const std::string prefix = "#include \"";
-    if (line.starts_with(prefix) && line.size() > prefix.size() && line.back() == '"') {
-      const std::string name = line.substr(prefix.size(), line.size() - prefix.size() - 1);
+    if (const auto name = quoted_include(line)) {
       const EmbeddedFile* file = nullptr;
       for (const auto& f : embedded_templates())
-        if (name == f.name) file = &f;
+        if (*name == f.name) file = &f;
       if (file) {
-        if (seen.insert(name).second) {
-          out += fmt::format("// ---- begin {} ----\n", name);
+        if (seen.insert(*name).second) {
+          out += fmt::format("// ---- begin {} ----\n", *name);
           out += expand_includes(std::string(file->data, file->size), seen);
-          out += fmt::format("// ---- end {} ----\n", name);
+          out += fmt::format("// ---- end {} ----\n", *name);
         }
         continue;
       }

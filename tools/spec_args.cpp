@@ -81,18 +81,26 @@ void add_spec_options(ArgParser& p) {
 
 KernelSpec spec_from_args(const Args& args) {
   KernelSpec s;
+  Arch arch = Arch::sm_90;  // the GPU's architecture the spec is for
   if (args.has("spec")) {
     if (args.has("rows")) throw UsageError("--rows and --spec both choose the starting spec; give one");
     s = parse_with(args, "spec", [](const std::string& t) { return KernelSpec::parse(t); });
     s.dtype = dtype_arg(args, s.dtype);
-    s.arch = arch_arg(args, s.arch);
+    s.arch = arch = arch_arg(args, s.arch);
   } else {
     const DType dtype = dtype_arg(args, DType::bf16);
-    const Arch arch = arch_arg(args, Arch::sm_90);
+    arch = arch_arg(args, Arch::sm_90);
     s = default_spec(dtype, arch, args.get_int("rows", 16, 1, (std::int64_t(1) << 31) - 1));
   }
-  if (args.has("variant"))
+  // A variant given replaces the default's, and the arch is then the one the
+  // Sampler compiles that variant for on `arch` (target_arch: wgmma needs
+  // sm_90a, mma_sync on an sm_90 GPU is sm_90). Until session 41 `--arch sm_90
+  // --variant mma_sync` kept the default wgmma spec's sm_90a: a module the
+  // Sampler never loads.
+  if (args.has("variant")) {
     s.variant = parse_with(args, "variant", [](const std::string& t) { return parse_variant(t); });
+    s.arch = target_arch(s.variant, arch);
+  }
   const int big = 1 << 20;
   s.tile_v = int(args.get_int("tile-v", s.tile_v, 1, big));
   s.tile_n = int(args.get_int("tile-n", s.tile_n, 1, big));

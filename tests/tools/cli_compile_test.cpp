@@ -1,6 +1,8 @@
 // cli_compile_test.cpp: `fusedsample compile` (no GPU needed): the spec it
 // compiles carries the cluster option, a cluster the kernel cannot have is a
-// usage error that names the field, and the module lands in the module cache.
+// usage error that names the field, the module lands in the module cache, a
+// --variant flag takes the arch the Sampler compiles that variant for, and
+// --emit expanded pastes in every embedded template.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -65,6 +67,68 @@ TEST(CliCompile, FillsTheModuleCache) {
   ASSERT_EQ(unwritable.code, 0) << unwritable.output;
   EXPECT_NE(unwritable.output.find("compiled, not stored"), std::string::npos) << unwritable.output;
   std::filesystem::remove(file);
+}
+
+// The flag form of the README's spec is that spec: `--arch sm_90 --variant
+// mma_sync ...` starts from the sm_90 default (a wgmma spec, compiled as
+// sm_90a) and, until session 41, kept its sm_90a, so it filled the cache with a
+// module the Sampler never loads on an sm_90 GPU. Same spec text, same key.
+TEST(CliCompile, VariantFlagTakesTheArchTheSamplerCompilesFor) {
+  const auto dir = cache_dir() / "variant";
+  std::filesystem::remove_all(dir);
+  const std::string spec = "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1";
+  const auto flags = run_cli(
+      dir, "compile --dtype bf16 --arch sm_90 --variant mma_sync --tile-v 128 --tile-n 16 --tile-d 64 --stages 4 "
+           "--warps 4x1 --cluster 1");
+  ASSERT_EQ(flags.code, 0) << flags.output;
+  EXPECT_NE(flags.output.find("spec           " + spec + "\n"), std::string::npos) << flags.output;
+  const auto text = run_cli(dir, "compile --spec '" + spec + "'");
+  ASSERT_EQ(text.code, 0) << text.output;
+  auto key = [](const std::string& out) {
+    const auto at = out.find("cache key");
+    return at == std::string::npos ? std::string("(none)") : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_EQ(key(flags.output), key(text.output)) << flags.output << "\n" << text.output;
+  // Without --arch, the default arch (sm_90); a wgmma variant goes to sm_90a, as the Sampler compiles it.
+  const auto wgmma = run_cli(dir, "compile --rows 8 --variant wgmma_coop --tile-v 128 --tile-n 8 --tile-d 128 --stages 3 "
+                                  "--warps 20x1 --emit source");
+  EXPECT_EQ(wgmma.code, 0) << wgmma.output;
+  const auto mma = run_cli(dir, "compile --rows 256 --variant mma_sync --tile-v 128 --tile-n 64 --tile-d 32 --stages 4 "
+                                "--warps 4x2 --emit cubin-info");
+  ASSERT_EQ(mma.code, 0) << mma.output;
+  EXPECT_NE(mma.output.find("spec           bf16 sm_90 mma_sync"), std::string::npos) << mma.output;
+  std::filesystem::remove_all(dir);
+}
+
+// --emit expanded leaves no include of an embedded template behind, for every
+// variant (README: it compiles standalone with nvcc). Until session 41 an
+// include followed by a comment (wgmma_ops.cuh's of pipeline.cuh) was kept,
+// and nvcc stopped at it for every wgmma variant.
+TEST(CliCompile, ExpandedPastesInEveryTemplate) {
+  const auto dir = cache_dir() / "expanded";
+  std::filesystem::create_directories(dir);
+  for (const std::string spec :
+       {"bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1", "fp32 sm_90 simt tv128 tn8 td32 s3 w4x1",
+        "bf16 sm_90a wgmma tv128 tn16 td64 s4 w8x1", "bf16 sm_90a wgmma_ws tv64 tn160 td64 s4 w12x1",
+        "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re", "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 sk re"}) {
+    SCOPED_TRACE(spec);
+    const auto file = dir / "unit.cu";
+    const auto r = run_cli(dir, "compile --spec '" + spec + "' --emit expanded -o " + file.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    std::ifstream in(file);
+    std::string line, left;
+    int templates = 0;
+    while (std::getline(in, line)) {
+      const auto first = line.find_first_not_of(" \t");
+      if (first != std::string::npos && line.compare(first, 1, "#") == 0 && line.find("include") != std::string::npos &&
+          line.find('"') != std::string::npos)
+        left += line + "\n";
+      if (line.starts_with("// ---- begin ")) ++templates;
+    }
+    EXPECT_EQ(left, "") << "quoted includes left in the expanded unit";
+    EXPECT_GE(templates, 5) << "templates pasted in";
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
