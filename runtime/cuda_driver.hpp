@@ -54,6 +54,7 @@ namespace fusedsample::driver {
   X(cuGraphLaunch)                  \
   X(cuGraphDestroy)                 \
   X(cuGraphExecDestroy)             \
+  X(cuGraphGetNodes)                \
   X(cuEventCreate)                  \
   X(cuEventDestroy)                 \
   X(cuEventRecord)                  \

@@ -90,6 +90,7 @@ TEST_F(TunerGpu, WithoutFinalistsTheFastestScreenedConfigWins) {
   fs::TuneOptions o = small_options(fs::DType::bf16);
   o.finalists = 1;  // a round of one compares nothing: none is run
   const fs::TuneReport r = fs::tune(o);
+  ASSERT_EQ(r.buckets.size(), 2u);  // the loop below checks each
   const fs::TuningDb saved = fs::load_tuning_db(dir_ / "tuning.json");
   for (const fs::BucketResult& b : r.buckets) {
     SCOPED_TRACE(b.rows);
@@ -116,6 +117,7 @@ TEST_F(TunerGpu, SpentBudgetStillTimesEveryDefault) {
   EXPECT_TRUE(r.budget_exhausted);
   EXPECT_FALSE(r.saved.has_value());
   EXPECT_FALSE(std::filesystem::exists(dir_ / "tuning.json"));
+  ASSERT_EQ(r.buckets.size(), 2u);  // the loop below checks each
   for (const fs::BucketResult& b : r.buckets) {
     ASSERT_NE(b.baseline(), nullptr);
     EXPECT_EQ(b.count(fs::CandidateStatus::timed), 1);

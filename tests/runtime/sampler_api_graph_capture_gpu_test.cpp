@@ -45,6 +45,11 @@ CUgraph capture_call(CUstream stream, const std::function<void()>& call, std::st
   CUgraph g = nullptr;
   const CUresult end = driver::api().cuStreamEndCapture(stream, &g);
   EXPECT_EQ(end, CUDA_SUCCESS) << "cuStreamEndCapture: " << driver::error_text(end);
+  if (!error->empty() && g) {  // refused: it must have launched (captured) nothing
+    std::size_t nodes = 0;
+    FS_CU(cuGraphGetNodes(g, nullptr, &nodes));
+    EXPECT_EQ(nodes, 0u) << "a call refused during capture left " << nodes << " node(s) in the graph: " << *error;
+  }
   return g;
 }
 

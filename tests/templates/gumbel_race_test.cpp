@@ -185,6 +185,25 @@ TEST(GumbelRace, EveryPositionIsStandardGumbel) {
   for (int pos = 0; pos < 16; ++pos) EXPECT_LT(chi2(counts[std::size_t(pos)], p), chi2_critical_1e6(kBins - 1)) << pos;
 }
 
+// The race draws a group's 16 noise values from one group word and the
+// tokens' own words; the claim that they are independent (not only each a
+// standard Gumbel) is checked on pairs: F(g) of both tokens of a pair, over
+// 2^20 draws (offsets), falls uniformly into a 10 x 10 grid. Pairs in one
+// group (positions 0/1 and 4/6 of one Philox call, 3/12, 5/13: the same word of their calls,
+// 7/15) and across a group edge (15/16). A pair that shared a word, or a
+// lead that did not take the race's minimum, fails here.
+TEST(GumbelRace, TokensOfAGroupAreIndependent) {
+  constexpr int kBins = 10;
+  const std::vector<double> p(kBins * kBins, 1.0 / (kBins * kBins));
+  auto bin = [](float g) { return std::min(kBins - 1, int(std::exp(-std::exp(-double(g))) * kBins)); };
+  for (const auto& [a, b] : {std::pair<std::uint64_t, std::uint64_t>{0, 1}, {4, 6}, {3, 12}, {5, 13}, {7, 15}, {15, 16}}) {
+    std::vector<double> counts(kBins * kBins, 0.0);
+    for (std::uint64_t draw = 0; draw < (1u << 20); ++draw)
+      counts[std::size_t(bin(fs_gumbel_noise(0xfeed, draw, 64 + a, 1)) * kBins + bin(fs_gumbel_noise(0xfeed, draw, 64 + b, 1)))] += 1;
+    EXPECT_LT(chi2(counts, p), chi2_critical_1e6(kBins * kBins - 1)) << "positions " << a << " and " << b;
+  }
+}
+
 // Gumbel-max over 40 tokens v = 8 .. 47 (three groups, cut at both ends) with
 // unequal probabilities samples softmax; so does a single group. 400,000
 // draws each (offset = draw number).
