@@ -212,7 +212,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
               "rows checked against the CPU reference, 0 for none (default: as many as fit in 4e9 "
               "multiply-adds, at least 1; without a GPU 1)")
       .option("spec", "TEXT", "force one kernel spec; its dtype is the default for --dtype, its arch is replaced by the GPU's")
-      .option("arch", "ARCH", "target to compile for when there is no GPU", "sm_90")
+      .option("arch", "ARCH", "target to compile for when there is no GPU (replaces the --spec's)", "sm_90")
       .epilog(
           "exit codes: 0 ok (also when there is no GPU), 1 library error, 2 bad command line,\n"
           "3 a GPU sample disagrees with the reference beyond the accumulation tolerance.");
@@ -249,6 +249,16 @@ int cmd_demo(const std::vector<std::string>& argv) {
                                    to_string(c.dtype)));
     if (c.spec->variant == Variant::logits)
       throw UsageError("--spec: the demo needs a fused variant (mma_sync or simt), not 'logits'");
+    // --arch replaces the spec's arch, as in `compile` (until session 41 it
+    // was ignored beside --spec); a GPU's own arch still replaces both.
+    if (args.has("arch")) {
+      c.spec->arch = target_arch(c.spec->variant, c.arch);
+      try {
+        c.spec->validate();
+      } catch (const Error& e) {
+        throw UsageError(fmt::format("--spec with --arch {}: {}", to_string(c.arch), e.what()));
+      }
+    }
   }
   const double mac_per_row = double(c.vocab) * double(c.hidden);
   const std::int64_t auto_rows = std::clamp<std::int64_t>(std::int64_t(kCheckBudgetMac / mac_per_row), 1, c.rows);
