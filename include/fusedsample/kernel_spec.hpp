@@ -62,8 +62,9 @@ struct KernelSpec {
   // per block; templates/stream_k.cuh), so no block runs a tile more than
   // another ("sk" in the spec text; absent when false).
   bool stream_k = false;
-  // wgmma_coop only, T_N = 128 or 256, w12x1, without l2 (clusters or
-  // stream-K allowed): no epilogue warps and no staged logits; the
+  // wgmma_coop only, T_N a multiple of 32 from 128 to 256 (at most 128
+  // accumulators per consumer thread: tv256 takes only tn128), w12x1, without
+  // l2 (clusters or stream-K allowed): no epilogue warps and no staged logits; the
   // consumers sample each tile straight from their accumulators
   // (templates/epilogue_registers.cuh; "re" in the spec text; absent when
   // false).
