@@ -31,6 +31,7 @@
 #include "fusedsample/device.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/sampler.hpp"
+#include "runtime/buffer_extents.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_memory.hpp"
@@ -190,6 +191,12 @@ int run_parent(const Options& o) {
     FS_CU(cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, b.stream, nullptr, nullptr));
   }));
   fs::driver::api().cuModuleUnload(module);
+  // The buffer extent checks alone (runtime/buffer_extents.hpp: one
+  // cuPointerGetAttributes per buffer, W, H and out here), part of sample() above.
+  const auto needs = fs::runtime::buffer_needs(sampler_options(o), a);
+  const Stats extents = stats(per_call_us(o.iters, kLaunchesPerSync, b.stream, [&] {
+    fs::runtime::check_buffer_extents(needs, ctx.pageable_memory_access());
+  }));
 
   fmt::print("GPU: {}, driver {}, NVRTC {}; V={} d={} bf16, N={}; kernel [{}]\n\n", ctx.name(), fs::driver_version(),
              fs::nvrtc_version(), o.vocab, o.hidden, o.rows, s.spec_for(o.rows).to_string());
@@ -204,6 +211,8 @@ int run_parent(const Options& o) {
   fmt::print("| (c) steady state, {} calls, host µs per call | median | p99 | mean |\n|---|---:|---:|---:|\n", o.iters);
   fmt::print("| Sampler::sample() (1 kernel launch) | {:.2f} | {:.2f} | {:.2f} |\n", lib.median, lib.p99, lib.mean);
   fmt::print("| bare cuLaunchKernel, empty kernel | {:.2f} | {:.2f} | {:.2f} |\n", bare.median, bare.p99, bare.mean);
+  fmt::print("| of which the buffer extent checks ({} buffers) | {:.2f} | {:.2f} | {:.2f} |\n", needs.size(), extents.median,
+             extents.p99, extents.mean);
   fmt::print("| library overhead: sample() - bare launch | {:.2f} | - | {:.2f} |\n", lib.median - bare.median,
              lib.mean - bare.mean);
   fmt::print("\n(stream synchronised every {} launches, outside the timed calls)\n", kLaunchesPerSync);

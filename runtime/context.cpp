@@ -55,6 +55,7 @@ Context::Context(int device) {
   cc_minor_ = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   sms_ = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   smem_optin_ = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  pageable_ = attr(CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != 0;
   arch_ = arch_for_compute_capability(cc_major_, cc_minor_);
   char name[256] = {};
   FS_CU(cuDeviceGetName(name, sizeof name, dev_));

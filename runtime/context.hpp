@@ -27,6 +27,9 @@ class Context {
   int cc_minor() const { return cc_minor_; }
   int multiprocessors() const { return sms_; }
   int max_shared_optin() const { return smem_optin_; }
+  // Whether kernels may read pageable host memory (HMM or ATS): then a pointer
+  // no CUDA allocation holds may still be valid (buffer_extents.hpp).
+  bool pageable_memory_access() const { return pageable_; }
   Arch arch() const { return arch_; }
   const std::string& name() const { return name_; }
 
@@ -34,6 +37,7 @@ class Context {
   CUcontext ctx_ = nullptr;
   CUdevice dev_ = 0;
   int cc_major_ = 0, cc_minor_ = 0, sms_ = 0, smem_optin_ = 0;
+  bool pageable_ = false;
   Arch arch_ = Arch::sm_80;
   std::string name_;
 };

@@ -42,6 +42,7 @@ namespace fusedsample::driver {
   X(cuMemcpyDtoH)                   \
   X(cuMemcpyDtoHAsync)              \
   X(cuMemsetD8)                     \
+  X(cuPointerGetAttributes)         \
   X(cuMemsetD8Async)                \
   X(cuMemsetD32Async)               \
   X(cuStreamCreate)                 \

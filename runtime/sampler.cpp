@@ -21,6 +21,7 @@
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuning_db.hpp"
 #include "runtime/argument_checks.hpp"
+#include "runtime/buffer_extents.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_memory.hpp"
@@ -197,7 +198,11 @@ struct Sampler::Impl {
     return r;
   }
 
-  void launch(runtime::LoadedModule& m, const void* weights, const void* hidden, const SampleArgs& a, Stream stream) {
+  // needs: the call's buffers (runtime::buffer_needs), checked against their
+  // allocations once the launch's own limits have passed, before anything is
+  // allocated or launched.
+  void launch(runtime::LoadedModule& m, const void* weights, const void* hidden, const SampleArgs& a,
+              const std::vector<runtime::BufferNeed>& needs, Stream stream) {
     const KernelSpec& spec = m.spec();
     const std::int64_t vtiles = ceil_div(options.vocab, spec.tile_v);
 
@@ -219,6 +224,7 @@ struct Sampler::Impl {
     if (spec.stream_k && tiles * ceil_div(options.hidden, spec.tile_d) > 0x7fffffff)
       throw InvalidArgument(fmt::format("{} tiles of {} k-steps are too many for one stream-K (sk) launch of [{}]", tiles,
                                         ceil_div(options.hidden, spec.tile_d), spec.to_string()));
+    runtime::check_buffer_extents(needs, ctx.pageable_memory_access());
     // Persistent kernels: as many blocks as fit, each taking an equal number
     // of tiles (`rounds`), so no block runs a round more than the others. A
     // cluster spec deals out groups of `cluster` tiles to whole clusters.
@@ -291,13 +297,14 @@ void Sampler::sample(const SampleArgs& args, Stream stream) {
   runtime::check_args(impl_->options, args);
   impl_->ctx.make_current();
   runtime::LoadedModule& m = *impl_->module_for(sample_bucket(args.num_samples), batch_bucket(args.rows), stream);
-  impl_->launch(m, args.weights, args.hidden_states, args, stream);
+  impl_->launch(m, args.weights, args.hidden_states, args, runtime::buffer_needs(impl_->options, args), stream);
 }
 
 void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream stream) {
   runtime::check_logits_args(impl_->options, logits, args);
   impl_->ctx.make_current();
-  impl_->launch(*impl_->module_for_logits(stream), logits, nullptr, args, stream);
+  impl_->launch(*impl_->module_for_logits(stream), logits, nullptr, args, runtime::buffer_needs(impl_->options, args, logits),
+                stream);
 }
 
 void Sampler::reserve(std::int64_t rows, int num_samples) {

@@ -3,7 +3,8 @@
 // stream-K (sk) kernel walks the launch's k-steps as 32-bit positions
 // (templates/stream_k.cuh: fs_sk_walk), so a launch of 2^31 k-steps or more
 // must throw InvalidArgument naming the count, before anything is launched or
-// allocated; W is never read, so a small buffer stands in for it. A
+// allocated; W is never read, so a small buffer stands in for it (the launch's
+// limits are checked before the buffers' extents, which would refuse it). A
 // workspace larger than the GPU's memory throws CudaError saying what it was
 // for, and leaves the sampler as it was.
 #include <gtest/gtest.h>
