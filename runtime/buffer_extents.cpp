@@ -11,64 +11,95 @@
 namespace fusedsample::runtime {
 namespace {
 
-// a * b * c, or SIZE_MAX when it does not fit (N x V x 4 of the logits can reach 2^64).
+// a * b * c, or SIZE_MAX when it does not fit.
 std::size_t saturated_product(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   const unsigned __int128 p = static_cast<unsigned __int128>(a) * b * c;
   return p > std::numeric_limits<std::size_t>::max() ? std::numeric_limits<std::size_t>::max() : std::size_t(p);
 }
 
+void add(BufferNeeds& needs, const void* p, const char* name, std::uint64_t rows, std::uint64_t cols, std::size_t elem,
+         const char* type) {
+  needs.items[std::size_t(needs.count++)] = {p, saturated_product(rows, cols ? cols : 1, elem), name, rows, cols, type};
+}
+
+PointerRange query(std::uintptr_t p) {
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  unsigned int type = 0;
+  CUdeviceptr start = 0;
+  std::size_t size = 0;
+  void* data[] = {&type, &start, &size};
+  // Unlike cuPointerGetAttribute, an unknown pointer is not an error here:
+  // its attributes come back zero (CUDA driver API reference).
+  FS_CU(cuPointerGetAttributes(3, attrs, data, CUdeviceptr(p)));
+  return PointerRange{type != 0, std::uintptr_t(start), size};
+}
+
 }  // namespace
 
-std::vector<BufferNeed> buffer_needs(const SamplerOptions& o, const SampleArgs& a, const float* logits) {
+std::string BufferNeed::shape() const {
+  return cols ? fmt::format("[{}, {}] {}", rows, cols, type) : fmt::format("[{}] {}", rows, type);
+}
+
+BufferNeeds buffer_needs(const SamplerOptions& o, const SampleArgs& a, const float* logits) {
   const auto V = std::uint64_t(o.vocab), d = std::uint64_t(o.hidden), N = std::uint64_t(a.rows);
   const auto S = std::uint64_t(a.num_samples);
   const std::size_t elem = dtype_size(o.dtype);
-  const std::string dt(to_string(o.dtype));
-  std::vector<BufferNeed> needs;
+  const char* dt = o.dtype == DType::bf16 ? "bf16" : o.dtype == DType::fp16 ? "fp16" : "fp32";
+  BufferNeeds needs;
   if (logits) {
-    needs.push_back({logits, saturated_product(N, V, 4), "logits", fmt::format("[{}, {}] fp32", N, V)});
+    add(needs, logits, "logits", N, V, 4, "fp32");
   } else {
-    needs.push_back({a.weights, saturated_product(V, d, elem), "weights", fmt::format("[{}, {}] {}", V, d, dt)});
-    needs.push_back({a.hidden_states, saturated_product(N, d, elem), "hidden_states", fmt::format("[{}, {}] {}", N, d, dt)});
+    add(needs, a.weights, "weights", V, d, elem, dt);
+    add(needs, a.hidden_states, "hidden_states", N, d, elem, dt);
   }
   const bool i64 = a.index_type == IndexType::int64;
-  needs.push_back({a.out, saturated_product(N, S, i64 ? 8 : 4), "out", fmt::format("[{}, {}] {}", N, S, i64 ? "int64" : "int32")});
-  if (a.temperatures) needs.push_back({a.temperatures, saturated_product(N, 1, 4), "temperatures", fmt::format("[{}] float", N)});
-  if (a.seeds) needs.push_back({a.seeds, saturated_product(N, 1, 8), "seeds", fmt::format("[{}] uint64", N)});
-  if (a.offsets) needs.push_back({a.offsets, saturated_product(N, 1, 8), "offsets", fmt::format("[{}] uint64", N)});
+  add(needs, a.out, "out", N, S, i64 ? 8 : 4, i64 ? "int64" : "int32");
+  if (a.temperatures) add(needs, a.temperatures, "temperatures", N, 0, 4, "float");
+  if (a.seeds) add(needs, a.seeds, "seeds", N, 0, 8, "uint64");
+  if (a.offsets) add(needs, a.offsets, "offsets", N, 0, 8, "uint64");
   return needs;
 }
 
-void check_extent(const BufferNeed& need, const PointerRange& range, bool pageable_ok) {
+bool fits(const BufferNeed& need, const PointerRange& range) {
+  const auto p = reinterpret_cast<std::uintptr_t>(need.ptr);
+  const std::uintptr_t end = range.start + range.size;
+  return p >= range.start && p <= end && need.bytes <= end - p;
+}
+
+void check_extent(const BufferNeed& need, const PointerRange& range, bool unknown_ok) {
   const auto p = reinterpret_cast<std::uintptr_t>(need.ptr);
   if (!range.known) {
-    if (pageable_ok) return;  // the GPU reads pageable host memory (HMM, ATS): nothing to check against
+    if (unknown_ok) return;  // pageable memory the GPU reads, or memory allocated in a capture
     throw InvalidArgument(fmt::format(
         "{} ({:#x}) is not memory the GPU can access: no CUDA allocation holds it (host memory needs "
         "cudaMallocHost or cudaHostRegister on this GPU)",
         need.name, p));
   }
-  if (range.size == 0) return;
+  if (range.size == 0 || fits(need, range)) return;
   const std::uintptr_t end = range.start + range.size;
-  if (p < range.start || p > end || need.bytes > end - p)
-    throw InvalidArgument(fmt::format(
-        "{} ({:#x}): {} needs {} bytes, but its allocation ({:#x}, {} bytes) holds only {} from there; is "
-        "the shape right?",
-        need.name, p, need.shape, need.bytes, range.start, range.size, p < range.start || p > end ? 0 : end - p));
+  throw InvalidArgument(fmt::format(
+      "{} ({:#x}): {} needs {} bytes, but its allocation ({:#x}, {} bytes) holds only {} from there; is the "
+      "shape right?",
+      need.name, p, need.shape(), need.bytes, range.start, range.size, p < range.start || p > end ? 0 : end - p));
 }
 
-void check_buffer_extents(const std::vector<BufferNeed>& needs, bool pageable_ok) {
+void check_buffer_extents(const BufferNeeds& needs, bool pageable_ok, CUstream_st* stream) {
   for (const BufferNeed& need : needs) {
-    CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                   CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-    unsigned int type = 0;
-    CUdeviceptr start = 0;
-    std::size_t size = 0;
-    void* data[] = {&type, &start, &size};
-    // Unlike cuPointerGetAttribute, an unknown pointer is not an error here:
-    // its attributes come back zero (CUDA driver API reference).
-    FS_CU(cuPointerGetAttributes(3, attrs, data, reinterpret_cast<CUdeviceptr>(need.ptr)));
-    check_extent(need, PointerRange{type != 0, std::uintptr_t(start), size}, pageable_ok);
+    PointerRange r = query(reinterpret_cast<std::uintptr_t>(need.ptr));
+    // Only on the way to a refusal: join the ranges that follow directly.
+    for (int i = 0; i < 16 && r.known && r.size != 0 && !fits(need, r); ++i) {
+      const PointerRange next = query(r.start + r.size);
+      if (!next.known || next.start != r.start + r.size || next.size == 0) break;
+      r.size += next.size;
+    }
+    bool unknown_ok = pageable_ok;
+    if (!r.known && !unknown_ok) {
+      CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+      FS_CU(cuStreamIsCapturing(stream, &status));
+      unknown_ok = status != CU_STREAM_CAPTURE_STATUS_NONE;
+    }
+    check_extent(need, r, unknown_ok);
   }
 }
 

@@ -6,47 +6,70 @@
 //
 // The needs and the range test are pure host code (CPU tests); the driver
 // query (cuPointerGetAttributes: one call per buffer, no synchronisation,
-// allowed during graph capture) is in check_buffer_extents.
+// allowed during graph capture) is in check_buffer_extents. Nothing is
+// formatted unless a buffer is refused.
+//
+// Not caught: a buffer that fits its allocation but runs into another tensor
+// of the same block (a caching allocator's), or into an unmapped part of a
+// virtual reservation (the range the driver reports is the whole
+// reservation), and device memory of another GPU without peer access.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "fusedsample/sampler.hpp"
+
+struct CUstream_st;  // CUstream (cuda.h)
 
 namespace fusedsample::runtime {
 
 struct BufferNeed {
-  const void* ptr;
-  std::size_t bytes;  // in 128 bits, saturated at SIZE_MAX (then no allocation holds it)
-  const char* name;   // the SampleArgs field (or "logits")
-  std::string shape;  // e.g. "[151936, 4096] bf16"
+  const void* ptr = nullptr;
+  std::size_t bytes = 0;       // in 128 bits, saturated at SIZE_MAX (then no allocation holds it)
+  const char* name = "";       // the SampleArgs field (or "logits")
+  std::uint64_t rows = 0, cols = 0;  // the shape: [rows] when cols is 0, else [rows, cols]
+  const char* type = "";       // element type, e.g. "bf16"
+  std::string shape() const;   // e.g. "[151936, 4096] bf16"
 };
 
 // The buffers a call reads or writes and their extents: weights and
 // hidden_states (sample) or logits (sample_logits: logits != nullptr), out,
-// and the per-row arrays given.
-std::vector<BufferNeed> buffer_needs(const SamplerOptions& options, const SampleArgs& args,
-                                     const float* logits = nullptr);
+// and the per-row arrays given. At most six; no allocation.
+struct BufferNeeds {
+  std::array<BufferNeed, 6> items{};
+  int count = 0;
+  const BufferNeed* begin() const { return items.data(); }
+  const BufferNeed* end() const { return items.data() + count; }
+};
+BufferNeeds buffer_needs(const SamplerOptions& options, const SampleArgs& args, const float* logits = nullptr);
 
 // What the driver says about a pointer: whether it lies in an allocation it
-// knows (CUDA device, pinned or managed memory), and that allocation's range.
+// knows (CUDA device, pinned or managed memory), and that allocation's range
+// (for virtual memory the reservation's; adjacent known ranges may be joined).
 struct PointerRange {
   bool known = false;
   std::uintptr_t start = 0;
   std::size_t size = 0;
 };
 
-// Throws InvalidArgument naming the buffer when `need` does not fit in
-// `range` from its pointer on, or when the driver does not know the pointer
-// and the GPU cannot read pageable host memory (pageable_ok: the device's
-// CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, e.g. HMM). A known pointer
-// whose range the driver does not report (size 0) passes.
-void check_extent(const BufferNeed& need, const PointerRange& range, bool pageable_ok);
+// Whether `need` fits in `range` from its pointer on.
+bool fits(const BufferNeed& need, const PointerRange& range);
 
-// The driver's ranges for every need of the call, each checked; the
-// context must be current.
-void check_buffer_extents(const std::vector<BufferNeed>& needs, bool pageable_ok);
+// Throws InvalidArgument naming the buffer when `need` does not fit in
+// `range`, or when the driver does not know the pointer and unknown_ok is
+// false. unknown_ok: the GPU reads pageable host memory (HMM, ATS), or the
+// call's stream is being captured, where memory allocated in the capture
+// (cuMemAllocAsync) is unknown to the driver until the graph first runs. A
+// known pointer whose range the driver does not report (size 0) passes.
+void check_extent(const BufferNeed& need, const PointerRange& range, bool unknown_ok);
+
+// The driver's ranges for every need of the call, each checked; a need that
+// overruns its range is tried against the ranges that follow it directly
+// (a buffer across adjacent reservations, all mapped, is valid). The context
+// must be current; `stream` is only asked whether it is being captured, and
+// only for a pointer the driver does not know.
+void check_buffer_extents(const BufferNeeds& needs, bool pageable_ok, CUstream_st* stream);
 
 }  // namespace fusedsample::runtime

@@ -44,6 +44,9 @@ namespace fusedsample::driver {
   X(cuMemsetD8)                     \
   X(cuPointerGetAttributes)         \
   X(cuMemsetD8Async)                \
+  X(cuMemAllocAsync)                \
+  X(cuMemFreeAsync)                 \
+  X(cuMemcpyDtoDAsync)              \
   X(cuMemsetD32Async)               \
   X(cuStreamCreate)                 \
   X(cuStreamDestroy)                \

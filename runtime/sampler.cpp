@@ -199,10 +199,10 @@ struct Sampler::Impl {
   }
 
   // needs: the call's buffers (runtime::buffer_needs), checked against their
-  // allocations once the launch's own limits have passed, before anything is
-  // allocated or launched.
+  // allocations once the launch's own limits have passed, before the
+  // workspace grows or anything is launched (the module is already loaded).
   void launch(runtime::LoadedModule& m, const void* weights, const void* hidden, const SampleArgs& a,
-              const std::vector<runtime::BufferNeed>& needs, Stream stream) {
+              const runtime::BufferNeeds& needs, Stream stream) {
     const KernelSpec& spec = m.spec();
     const std::int64_t vtiles = ceil_div(options.vocab, spec.tile_v);
 
@@ -224,7 +224,7 @@ struct Sampler::Impl {
     if (spec.stream_k && tiles * ceil_div(options.hidden, spec.tile_d) > 0x7fffffff)
       throw InvalidArgument(fmt::format("{} tiles of {} k-steps are too many for one stream-K (sk) launch of [{}]", tiles,
                                         ceil_div(options.hidden, spec.tile_d), spec.to_string()));
-    runtime::check_buffer_extents(needs, ctx.pageable_memory_access());
+    runtime::check_buffer_extents(needs, ctx.pageable_memory_access(), reinterpret_cast<CUstream>(stream));
     // Persistent kernels: as many blocks as fit, each taking an equal number
     // of tiles (`rounds`), so no block runs a round more than the others. A
     // cluster spec deals out groups of `cluster` tiles to whole clusters.

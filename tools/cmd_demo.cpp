@@ -40,6 +40,7 @@ struct DemoConfig {
   std::int64_t check_rows;
   std::optional<KernelSpec> spec;
   Arch arch;  // compile target without a GPU
+  bool arch_given = false;  // --arch given (beside --spec: replaces its arch without a GPU)
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -92,7 +93,19 @@ void print_samples(const char* what, const std::vector<std::int64_t>& idx, std::
 }
 
 int run_without_gpu(const DemoConfig& c, const std::string& why) {
-  const KernelSpec spec = c.spec ? *c.spec : default_spec(c.dtype, c.arch, c.rows);
+  KernelSpec spec = c.spec ? *c.spec : default_spec(c.dtype, c.arch, c.rows);
+  // Without a GPU, --arch beside --spec is the target the spec's variant is
+  // compiled for on that arch (target_arch), as in `compile`; until session 41
+  // it was ignored. (With a GPU --arch is not used: the Sampler compiles the
+  // spec for the GPU's arch, or keeps an sm_90a spec's on an sm_90 GPU.)
+  if (c.spec && c.arch_given) {
+    spec.arch = target_arch(spec.variant, c.arch);
+    try {
+      spec.validate();
+    } catch (const Error& e) {
+      throw UsageError(fmt::format("--spec with --arch {}: {}", to_string(c.arch), e.what()));
+    }
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const auto k = compile_kernel(spec);
   fmt::print("compiled [{}]: CUBIN {} bytes, PTX {} bytes, cache key {} ({:.2f} s)\n", spec.to_string(),
@@ -249,16 +262,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
                                    to_string(c.dtype)));
     if (c.spec->variant == Variant::logits)
       throw UsageError("--spec: the demo needs a fused variant (mma_sync or simt), not 'logits'");
-    // --arch replaces the spec's arch, as in `compile` (until session 41 it
-    // was ignored beside --spec); a GPU's own arch still replaces both.
-    if (args.has("arch")) {
-      c.spec->arch = target_arch(c.spec->variant, c.arch);
-      try {
-        c.spec->validate();
-      } catch (const Error& e) {
-        throw UsageError(fmt::format("--spec with --arch {}: {}", to_string(c.arch), e.what()));
-      }
-    }
+    c.arch_given = args.has("arch");
   }
   const double mac_per_row = double(c.vocab) * double(c.hidden);
   const std::int64_t auto_rows = std::clamp<std::int64_t>(std::int64_t(kCheckBudgetMac / mac_per_row), 1, c.rows);

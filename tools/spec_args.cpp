@@ -86,7 +86,12 @@ KernelSpec spec_from_args(const Args& args) {
     if (args.has("rows")) throw UsageError("--rows and --spec both choose the starting spec; give one");
     s = parse_with(args, "spec", [](const std::string& t) { return KernelSpec::parse(t); });
     s.dtype = dtype_arg(args, s.dtype);
-    s.arch = arch = arch_arg(args, s.arch);
+    if (args.has("arch")) {  // the target the spec's variant compiles for on that GPU (target_arch)
+      arch = arch_arg(args, s.arch);
+      s.arch = target_arch(s.variant, arch);
+    } else {
+      arch = s.arch == Arch::sm_90a ? Arch::sm_90 : s.arch;  // sm_90a is an sm_90 GPU's arch-specific target
+    }
   } else {
     const DType dtype = dtype_arg(args, DType::bf16);
     arch = arch_arg(args, Arch::sm_90);

@@ -217,6 +217,56 @@ TEST_F(SamplerApiGpu, GrowingWorkspaceDuringCaptureThrows) {
   EXPECT_EQ(replayed, direct);
 }
 
+// Buffers a stream-ordered allocator hands out inside the capture
+// (cuMemAllocAsync on the capturing stream, as PyTorch's cudaMallocAsync
+// backend does for tensors made in torch.cuda.graph) are unknown to the
+// driver until the graph first runs. The buffer extent check lets an unknown
+// pointer pass while the stream is captured (session 41's first version
+// refused them: "not memory the GPU can access"), and the replay samples
+// what the direct call does.
+TEST_F(SamplerApiGpu, BuffersAllocatedInTheCaptureAreAccepted) {
+  const Problem pb(DType::bf16, rng);
+  Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
+  const int S = 2;
+  const std::size_t n = std::size_t(pb.N * S), hbytes = pb.h.size();
+  sampler.reserve(pb.N, S);
+  SampleArgs a = pb.args(S);
+  a.seed = rng();
+  const auto direct = run64(n, [&](const DeviceMemory& o) {
+    SampleArgs b = a;
+    b.out = o.as<void>();
+    sampler.sample(b, nullptr);
+  });
+  DeviceMemory result(n * 8);
+  testing::poison(result);
+  testing::StreamGuard stream;
+  std::string error;
+  testing::GraphGuard graph;
+  graph.g = capture_call(
+      stream.s,
+      [&] {
+        CUdeviceptr h = 0, o = 0;
+        FS_CU(cuMemAllocAsync(&h, hbytes, stream.s));
+        FS_CU(cuMemAllocAsync(&o, n * 8, stream.s));
+        FS_CU(cuMemcpyDtoDAsync(h, pb.dh.get(), hbytes, stream.s));
+        SampleArgs b = a;
+        b.hidden_states = reinterpret_cast<const void*>(h);
+        b.out = reinterpret_cast<void*>(o);
+        sampler.sample(b, stream.get());
+        FS_CU(cuMemcpyDtoDAsync(result.get(), o, n * 8, stream.s));
+        FS_CU(cuMemFreeAsync(h, stream.s));
+        FS_CU(cuMemFreeAsync(o, stream.s));
+      },
+      &error);
+  EXPECT_TRUE(error.empty()) << "sample() refused buffers allocated in the capture: " << error;
+  ASSERT_NE(graph.g, nullptr);
+  testing::GraphExecGuard exec;
+  FS_CU(cuGraphInstantiate(&exec.e, graph.g, 0));
+  FS_CU(cuGraphLaunch(exec.e, stream.s));
+  FS_CU(cuStreamSynchronize(stream.s));
+  EXPECT_EQ(from_device<std::int64_t>(result, n), direct);
+}
+
 // A fresh Sampler (no reserve(), no call yet) captured at once: the bucket's
 // kernel is not loaded, and sample() refuses to compile and load it inside
 // the capture, with a message naming reserve(); nothing is launched and the

@@ -5,7 +5,8 @@
 // of whole 2 MiB, so no rounding by the driver can hide it), throw
 // InvalidArgument naming the buffer and its shape, and leave the output
 // unwritten. The same buffers placed to end exactly at the allocation's end
-// sample as usual. A host pointer is refused unless the GPU reads pageable
+// sample as usual, with the default (TMA-fed) kernel and with one that loads
+// W and H itself. A host pointer is refused unless the GPU reads pageable
 // memory, in which case it samples.
 #include <gtest/gtest.h>
 
@@ -72,6 +73,18 @@ TEST_F(SamplerApiGpu, BuffersTooSmallForTheShapeAreRefused) {
             }),
             want)
       << "W and H at the ends of their allocations";
+
+  // The same with a kernel that loads W and H itself (mma_sync, cp.async; the default spec above copies them
+  // with the tensor copy engine): no load reaches past the buffers' ends.
+  {
+    Sampler own_loads(testing::sampler_options(pb.V, pb.d, pb.dtype, testing::make_spec(DType::bf16, 64, 8, 32, 3, 4, 1)));
+    const auto mine = run64(n, [&](const DeviceMemory& o) { own_loads.sample(args_with(pb.dw.as<void>(), pb.dh.as<void>(), o), nullptr); });
+    EXPECT_EQ(run64(n, [&](const DeviceMemory& o) {
+                own_loads.sample(args_with(ending_at(warena, wbytes), ending_at(harena, hbytes), o), nullptr);
+              }),
+              mine)
+        << "mma_sync with W and H at the ends of their allocations";
+  }
 
   DeviceMemory out(n * 8);
   testing::poison(out);

@@ -97,6 +97,16 @@ TEST(CliCompile, VariantFlagTakesTheArchTheSamplerCompilesFor) {
                                 "--warps 4x2 --emit cubin-info");
   ASSERT_EQ(mma.code, 0) << mma.output;
   EXPECT_NE(mma.output.find("spec           bf16 sm_90 mma_sync"), std::string::npos) << mma.output;
+  // From a spec text: an sm_90a wgmma spec with --variant mma_sync is the sm_90 GPU's mma_sync (sm_90); --arch
+  // beside a spec is the target its variant compiles for there (a wgmma spec with --arch sm_90: sm_90a).
+  const auto from_text = run_cli(dir, "compile --spec 'bf16 sm_90a wgmma tv128 tn16 td64 s4 w8x1' --variant mma_sync "
+                                      "--warps 4x1 --emit source");
+  EXPECT_EQ(from_text.code, 0) << from_text.output;
+  const auto info = run_cli(dir, "compile --spec 'bf16 sm_90a wgmma tv128 tn16 td64 s4 w8x1' --variant mma_sync --warps 4x1");
+  EXPECT_NE(info.output.find("spec           bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1\n"), std::string::npos) << info.output;
+  const auto arch = run_cli(dir, "compile --spec 'bf16 sm_90a wgmma tv128 tn16 td64 s4 w8x1' --arch sm_90");
+  EXPECT_EQ(arch.code, 0) << arch.output;
+  EXPECT_NE(arch.output.find("spec           bf16 sm_90a wgmma tv128 tn16 td64 s4 w8x1\n"), std::string::npos) << arch.output;
   std::filesystem::remove_all(dir);
 }
 
