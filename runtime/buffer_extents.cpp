@@ -35,6 +35,17 @@ PointerRange query(std::uintptr_t p) {
   return PointerRange{type != 0, std::uintptr_t(start), size};
 }
 
+// Whether p lies in cuMemAlloc (cudaMalloc) memory: the allocations legacy
+// CUDA IPC can export. Those are separate allocations even where their
+// addresses happen to follow each other, so they are never joined.
+bool legacy_allocation(std::uintptr_t p) {
+  CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE;
+  int legacy = 0;
+  void* data[] = {&legacy};
+  FS_CU(cuPointerGetAttributes(1, &attr, data, CUdeviceptr(p)));
+  return legacy != 0;
+}
+
 }  // namespace
 
 std::string BufferNeed::shape() const {
@@ -87,10 +98,15 @@ void check_extent(const BufferNeed& need, const PointerRange& range, bool unknow
 void check_buffer_extents(const BufferNeeds& needs, bool pageable_ok, CUstream_st* stream) {
   for (const BufferNeed& need : needs) {
     PointerRange r = query(reinterpret_cast<std::uintptr_t>(need.ptr));
-    // Only on the way to a refusal: join the ranges that follow directly.
+    // Only on the way to a refusal: join the virtual-memory reservations (or
+    // registered host ranges) that follow directly; never cudaMalloc memory,
+    // whose allocations often sit back to back (a W one row short would run
+    // into the next one).
     for (int i = 0; i < 16 && r.known && r.size != 0 && !fits(need, r); ++i) {
-      const PointerRange next = query(r.start + r.size);
-      if (!next.known || next.start != r.start + r.size || next.size == 0) break;
+      const std::uintptr_t end = r.start + r.size;
+      if (i == 0 && legacy_allocation(r.start)) break;
+      const PointerRange next = query(end);
+      if (!next.known || next.start != end || next.size == 0 || legacy_allocation(end)) break;
       r.size += next.size;
     }
     bool unknown_ok = pageable_ok;

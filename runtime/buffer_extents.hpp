@@ -66,8 +66,9 @@ bool fits(const BufferNeed& need, const PointerRange& range);
 void check_extent(const BufferNeed& need, const PointerRange& range, bool unknown_ok);
 
 // The driver's ranges for every need of the call, each checked; a need that
-// overruns its range is tried against the ranges that follow it directly
-// (a buffer across adjacent reservations, all mapped, is valid). The context
+// overruns a virtual-memory reservation or registered host range is tried
+// against the ones that follow it directly (a buffer across adjacent
+// reservations is valid; cudaMalloc allocations are never joined). The context
 // must be current; `stream` is only asked whether it is being captured, and
 // only for a pointer the driver does not know.
 void check_buffer_extents(const BufferNeeds& needs, bool pageable_ok, CUstream_st* stream);

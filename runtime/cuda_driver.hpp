@@ -47,6 +47,14 @@ namespace fusedsample::driver {
   X(cuMemAllocAsync)                \
   X(cuMemFreeAsync)                 \
   X(cuMemcpyDtoDAsync)              \
+  X(cuMemAddressReserve)            \
+  X(cuMemAddressFree)               \
+  X(cuMemCreate)                    \
+  X(cuMemRelease)                   \
+  X(cuMemMap)                       \
+  X(cuMemUnmap)                     \
+  X(cuMemSetAccess)                 \
+  X(cuMemGetAllocationGranularity)  \
   X(cuMemsetD32Async)               \
   X(cuStreamCreate)                 \
   X(cuStreamDestroy)                \

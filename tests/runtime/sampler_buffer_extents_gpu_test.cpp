@@ -135,5 +135,77 @@ TEST_F(SamplerApiGpu, BuffersTooSmallForTheShapeAreRefused) {
             want);
 }
 
+// Two virtual-memory reservations back to back (the second reserved at the
+// first one's end), each mapped to its own physical chunk: a valid buffer
+// may span them, and the driver reports each reservation's range alone, so
+// the check joins adjacent reservations before it refuses (H across the two
+// samples as usual), while cudaMalloc allocations are never joined (the test
+// above: W running 16 bytes into the next allocation is refused).
+TEST_F(SamplerApiGpu, BufferAcrossAdjacentReservationsIsAccepted) {
+  const Problem pb(DType::bf16, rng);
+  Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
+  const int S = 1;
+  const std::size_t n = std::size_t(pb.N * S), hbytes = pb.h.size();
+  SampleArgs a = pb.args(S);
+  a.seed = rng();
+  const auto want = run64(n, [&](const DeviceMemory& o) {
+    SampleArgs b = a;
+    b.out = o.as<void>();
+    sampler.sample(b, nullptr);
+  });
+
+  CUdevice dev;
+  FS_CU(cuCtxGetDevice(&dev));
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = int(dev);
+  std::size_t gran = 0;
+  FS_CU(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  ASSERT_GE(gran, hbytes);
+  CUdeviceptr first = 0, second = 0;
+  FS_CU(cuMemAddressReserve(&first, gran, 0, 0, 0));
+  const CUresult hinted = driver::api().cuMemAddressReserve(&second, gran, 0, first + gran, 0);
+  if (hinted != CUDA_SUCCESS || second != first + gran) {
+    if (hinted == CUDA_SUCCESS) FS_CU(cuMemAddressFree(second, gran));
+    FS_CU(cuMemAddressFree(first, gran));
+    GTEST_SKIP() << "the driver did not place the second reservation at the first one's end";
+  }
+  CUmemGenericAllocationHandle h1 = 0, h2 = 0;
+  FS_CU(cuMemCreate(&h1, gran, &prop, 0));
+  FS_CU(cuMemCreate(&h2, gran, &prop, 0));
+  FS_CU(cuMemMap(first, gran, 0, h1, 0));
+  FS_CU(cuMemMap(second, gran, 0, h2, 0));
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  FS_CU(cuMemSetAccess(first, gran, &access, 1));
+  FS_CU(cuMemSetAccess(second, gran, &access, 1));
+
+  const CUdeviceptr h = second - hbytes / 32 * 16;  // half of H (16-byte aligned) in each reservation
+  FS_CU(cuMemcpyHtoD(h, pb.h.data(), hbytes));
+  std::vector<std::int64_t> got;
+  std::string error;
+  try {
+    got = run64(n, [&](const DeviceMemory& o) {
+      SampleArgs b = a;
+      b.hidden_states = reinterpret_cast<const void*>(h);
+      b.out = o.as<void>();
+      sampler.sample(b, nullptr);
+    });
+  } catch (const InvalidArgument& e) {
+    error = e.what();
+  }
+  FS_CU(cuCtxSynchronize());
+  FS_CU(cuMemUnmap(first, gran));
+  FS_CU(cuMemUnmap(second, gran));
+  FS_CU(cuMemRelease(h1));
+  FS_CU(cuMemRelease(h2));
+  FS_CU(cuMemAddressFree(first, gran));
+  FS_CU(cuMemAddressFree(second, gran));
+  EXPECT_EQ(error, "") << "H across two adjacent reservations was refused";
+  EXPECT_EQ(got, want);
+}
+
 }  // namespace
 }  // namespace fusedsample
