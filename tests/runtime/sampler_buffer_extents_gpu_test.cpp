@@ -163,9 +163,12 @@ TEST_F(SamplerApiGpu, BufferAcrossAdjacentReservationsIsAccepted) {
   std::size_t gran = 0;
   FS_CU(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
   ASSERT_GE(gran, hbytes);
-  CUdeviceptr first = 0, second = 0;
-  FS_CU(cuMemAddressReserve(&first, gran, 0, 0, 0));
-  const CUresult hinted = driver::api().cuMemAddressReserve(&second, gran, 0, first + gran, 0);
+  // A free stretch of two granules (reserved, then given back), reserved again as two ranges at its addresses.
+  CUdeviceptr stretch = 0, first = 0, second = 0;
+  FS_CU(cuMemAddressReserve(&stretch, 2 * gran, gran, 0, 0));
+  FS_CU(cuMemAddressFree(stretch, 2 * gran));
+  FS_CU(cuMemAddressReserve(&first, gran, gran, stretch, 0));
+  const CUresult hinted = driver::api().cuMemAddressReserve(&second, gran, gran, first + gran, 0);
   if (hinted != CUDA_SUCCESS || second != first + gran) {
     if (hinted == CUDA_SUCCESS) FS_CU(cuMemAddressFree(second, gran));
     FS_CU(cuMemAddressFree(first, gran));
