@@ -102,20 +102,14 @@ void check_buffer_extents(const BufferNeeds& needs, bool pageable_ok, CUstream_s
     // registered host ranges) that follow directly; never cudaMalloc memory,
     // whose allocations often sit back to back (a W one row short would run
     // into the next one).
-    for (int i = 0; i < 16 && r.known && r.size != 0 && !fits(need, r); ++i) {
-      const std::uintptr_t end = r.start + r.size;
-      if (i == 0 && legacy_allocation(r.start)) break;
-      const PointerRange next = query(end);
-      if (!next.known || next.start != end || next.size == 0 || legacy_allocation(end)) break;
-      r.size += next.size;
-    }
-    bool unknown_ok = pageable_ok;
-    if (!r.known && !unknown_ok) {
-      CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-      FS_CU(cuStreamIsCapturing(stream, &status));
-      unknown_ok = status != CU_STREAM_CAPTURE_STATUS_NONE;
-    }
-    check_extent(need, r, unknown_ok);
+    if (r.known && r.size != 0 && !fits(need, r) && !legacy_allocation(r.start))
+      for (int i = 0; i < 16 && !fits(need, r); ++i) {
+        const std::uintptr_t end = r.start + r.size;
+        const PointerRange next = query(end);
+        if (!next.known || next.start != end || next.size == 0 || legacy_allocation(end)) break;
+        r.size += next.size;
+      }
+    check_extent(need, r, pageable_ok || (!r.known && driver::is_capturing(stream)));
   }
 }
 

@@ -93,4 +93,10 @@ void check(CUresult r, const char* call) {
   throw CudaError(int(r), name ? name : std::to_string(int(r)), fmt::format("{} failed: {}", call, error_text(r)));
 }
 
+bool is_capturing(CUstream stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  check(api().cuStreamIsCapturing(stream, &status), "cuStreamIsCapturing(stream, &status)");
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 }  // namespace fusedsample::driver

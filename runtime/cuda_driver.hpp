@@ -92,6 +92,11 @@ std::string error_text(CUresult r);
 // Throw CudaError naming the call unless r == CUDA_SUCCESS.
 void check(CUresult r, const char* call);
 
+// Whether `stream` is being captured into a CUDA graph (cuStreamIsCapturing;
+// a query of the legacy stream while another stream is captured in global
+// mode throws CudaError).
+bool is_capturing(CUstream stream);
+
 }  // namespace fusedsample::driver
 
 // FS_CU(cuCall(args)): call through the loaded table and check the result.

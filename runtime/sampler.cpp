@@ -106,9 +106,7 @@ struct Sampler::Impl {
   // while another stream is captured in global mode the query fails
   // (CudaError), before anything here could invalidate that capture.
   static void refuse_during_capture(Stream stream, const std::string& what) {
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    FS_CU(cuStreamIsCapturing(reinterpret_cast<CUstream>(stream), &status));
-    if (status != CU_STREAM_CAPTURE_STATUS_NONE)
+    if (driver::is_capturing(reinterpret_cast<CUstream>(stream)))
       throw InvalidArgument(fmt::format(
           "{} during CUDA graph capture; call Sampler::reserve(rows, num_samples) before capturing", what));
   }

@@ -209,11 +209,7 @@ TEST_F(SamplerApiGpu, GrowingWorkspaceDuringCaptureThrows) {
   FS_CU(cuStreamSynchronize(stream.s));
   const auto replayed = from_device<std::int64_t>(out, n);
   expect_all_in_range(replayed, pb.V, "replay after reserve");
-  const auto direct = run64(n, [&](const DeviceMemory& o) {
-    SampleArgs b = a;
-    b.out = o.as<void>();
-    sampler.sample(b, nullptr);
-  });
+  const auto direct = sample_fresh(sampler, a, n);
   EXPECT_EQ(replayed, direct);
 }
 
@@ -232,11 +228,7 @@ TEST_F(SamplerApiGpu, BuffersAllocatedInTheCaptureAreAccepted) {
   sampler.reserve(pb.N, S);
   SampleArgs a = pb.args(S);
   a.seed = rng();
-  const auto direct = run64(n, [&](const DeviceMemory& o) {
-    SampleArgs b = a;
-    b.out = o.as<void>();
-    sampler.sample(b, nullptr);
-  });
+  const auto direct = sample_fresh(sampler, a, n);
   DeviceMemory result(n * 8);
   testing::poison(result);
   testing::StreamGuard stream;

@@ -148,11 +148,7 @@ TEST_F(SamplerApiGpu, BufferAcrossAdjacentReservationsIsAccepted) {
   const std::size_t n = std::size_t(pb.N * S), hbytes = pb.h.size();
   SampleArgs a = pb.args(S);
   a.seed = rng();
-  const auto want = run64(n, [&](const DeviceMemory& o) {
-    SampleArgs b = a;
-    b.out = o.as<void>();
-    sampler.sample(b, nullptr);
-  });
+  const auto want = sample_fresh(sampler, a, n);
 
   CUdevice dev;
   FS_CU(cuCtxGetDevice(&dev));

@@ -100,6 +100,16 @@ inline IndexOutputs sample_both_index_types(Sampler& sampler, SampleArgs a, std:
   return r;
 }
 
+// sampler.sample(args into a fresh poisoned output of n indices, legacy
+// stream); the indices that come back.
+inline std::vector<std::int64_t> sample_fresh(Sampler& sampler, const SampleArgs& args, std::size_t n) {
+  return run64(n, [&](const DeviceMemory& out) {
+    SampleArgs b = args;
+    b.out = out.as<void>();
+    sampler.sample(b, nullptr);
+  });
+}
+
 inline std::size_t count_differences(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
   std::size_t n = 0;
   for (std::size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
