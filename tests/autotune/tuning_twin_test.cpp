@@ -109,7 +109,7 @@ TEST(TuningTwin, BuiltinTablesServeFp16) {
         SCOPED_TRACE(testing::Message() << gpu.name << " V=" << V << " N=" << rows);
         const auto half = fs::tuned_spec(empty, gpu, DType::fp16, V, d, rows, Arch::sm_90);
         const auto bf = fs::tuned_spec(empty, gpu, DType::bf16, V, d, rows, Arch::sm_90);
-        // (The H100 has no entries for 160-224 rows: both take the H200's, same_arch.)
+        // (Since session 42 both GPUs have entries for every bucket of both shapes.)
         EXPECT_NE(half.level, MatchLevel::builtin_default);
         EXPECT_EQ(half.level, bf.level);
         EXPECT_EQ(half.tuned_as, DType::bf16);
