@@ -66,7 +66,7 @@ if [[ $what == tests || $what == all ]]; then
   rc=$?
   grep -E "^\[  PASSED|^\[  FAILED|ERROR SUMMARY" "$OUT/sanitize_tests.txt" | tee -a "$OUT/sanitize.txt"
   errors=$(grep -oE "ERROR SUMMARY: [0-9]+" "$OUT/sanitize_tests.txt" | grep -oE "[0-9]+$")
-  ooms=$(grep -c "CUDA_ERROR_OUT_OF_MEMORY" "$OUT/sanitize_tests.txt")
+  ooms=$(grep -c "^========= Program hit CUDA_ERROR_OUT_OF_MEMORY .* cuMemAlloc" "$OUT/sanitize_tests.txt")
   if [[ $rc -ne 0 || -z $errors || $errors -gt $ooms || $ooms -gt 1 ]]; then bad=1; fi
 fi
 echo "sanitize: $([[ $bad == 0 ]] && echo clean || echo ERRORS) in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/sanitize.txt"

@@ -45,11 +45,11 @@ TEST(SanitizeScript, EverySpecItListsIsValid) {
     ASSERT_NO_THROW(spec = fs::KernelSpec::parse(text));
     EXPECT_NO_THROW(spec.validate());
     variants.insert(std::string(fs::to_string(spec.variant)));
-    re |= text.find(" re") != std::string::npos;
-    re_pp |= text.find(" re pp") != std::string::npos;
-    sk_re |= text.find(" sk re") != std::string::npos;
-    cluster |= text.find(" c2") != std::string::npos;
-    l2 |= text.ends_with(" l2");
+    re |= spec.reg_epilogue;
+    re_pp |= spec.reg_epilogue && spec.ping_pong;
+    sk_re |= spec.reg_epilogue && spec.stream_k;
+    cluster |= spec.cluster > 1;
+    l2 |= spec.stage_in_l2;
   }
   EXPECT_EQ(variants.size(), 5u) << "one spec of each variant: simt, mma_sync, wgmma, wgmma_ws, wgmma_coop";
   EXPECT_TRUE(re && re_pp && sk_re && cluster && l2);
