@@ -20,27 +20,33 @@
 //      128 values), which leaves each lane the maxima of T_N / 32 columns;
 //   2. per sample: consumer thread t makes the group words of column t (one
 //      Philox call per 64-row block: the four groups of the four warps), each
-//      group's lead noise G_lead (the exact noise of the group's lead, which
-//      bounds the exact noise of every token of the group), and reads the
-//      row's bound B, the best score folded into p.best so far (a stale B is
-//      only lower: conservative); these, 1/tau and the row's seed and offset
-//      go to shared memory (epilogue_registers_inputs.cuh). Sample 0's are
+//      group's approximate lead noise G~_lead (fs_group_lead_approx: two SFU
+//      logarithms; within FS_GUMBEL_APPROX_ERR of the exact noise of the
+//      group's lead, which bounds the exact noise of every token of the
+//      group), and reads the row's bound B, the best score folded into p.best
+//      so far (a stale B is only lower: conservative), of which the tests take
+//      the threshold T(B) = fs_prune_threshold(B) (fs_re_test_bound); these,
+//      1/tau and the row's seed and offset go to shared memory
+//      (epilogue_registers_inputs.cuh). Sample 0's are
 //      made while the tile's MMAs run
 //      (fs_re_prefetch, a hook of the k-loop); that is not free: work in the
 //      hook costs about its own cycles (session 23: 16 fewer fs_logs per
 //      column and tile there saved 0.3-0.5 % of an N = 256 launch's cycles);
-//   3. each (column, group) is tested with one FMA: fma(lmax, 1/tau, G_lead)
-//      < B rules the group out (fs_group_may_win; docs/rng.md section 6,
-//      upper bound 1c: every token's exact score fma(l, 1/tau, G) is at most
-//      that, fp32 rounding being monotone, so below B: it can neither win nor
-//      tie); greedy rows on the logit alone (lmax < B);
+//   3. each (column, group) is tested with one FMA: fma(lmax, 1/tau,
+//      G~_lead) < T(B) rules the group out (fs_group_may_reach; docs/rng.md
+//      section 6, upper bound 1d: every token's exact score is at most
+//      fma(lmax, 1/tau, G_lead), fp32 rounding being monotone (1c), and that
+//      is below B when its approximation is below T(B), the threshold form's
+//      proof: it can neither win nor tie); greedy rows on the logit alone
+//      (lmax < B). Until session 43 the hook made the exact G_lead (two
+//      fs_logs per group) and tested it against B;
 //   4. rarely, a group passes: the 8 lanes holding its values (a quad; the
 //      four quads of a warp in parallel) take it up, compute each value's
 //      approximate score (gumbel_bound.cuh), and for those that reach
-//      fs_prune_threshold(B) the exact one (the group word from shared
+//      T(B) the exact one (the group word from shared
 //      memory; the row's seed and offset from shared memory too: a global
 //      load per group taken up cost each round an L2 latency), and fold
-//      every value whose exact score reaches B into p.best
+//      every value whose exact score reaches T(B) into p.best
 //      with the 64-bit atomic max (fs_pack_candidate: fs_better's order).
 //      Folding any candidate is safe; only skipping needs the proof.
 //
@@ -126,12 +132,19 @@ __device__ __forceinline__ float2 fs_re_pick(const float (&acc)[NACC], int col) 
   return make_float2(a, b);
 }
 
+// What a column's bound slot (info[TN + col]) holds for the tests and
+// take-ups: a sampled row's threshold T(B) = fs_prune_threshold(B) (its
+// tests compare approximate scores: fs_group_may_reach), a greedy row's B.
+__device__ __forceinline__ float fs_re_test_bound(int kind, float bound) {
+  return kind == FS_RE_SAMPLED ? fs_prune_threshold(bound) : bound;
+}
+
 // Step 4 for one passing (column col, this warp's group of block mi): the
 // lanes of col's quad take their two tokens (rows lane/4 and lane/4 + 8 of
 // the group) each: the token's approximate score first (gumbel_bound.cuh:
 // one Philox call and three SFU logarithms), and only where that reaches
-// fs_prune_threshold(B) the exact score (the contract's formula, as
-// fs_own_exact_score), folded when it reaches the bound B; greedy rows their
+// the threshold T(B) the exact score (the contract's formula, as
+// fs_own_exact_score), folded when it reaches T(B); greedy rows their
 // logit (the quad's largest one). col must be of the calling quad (col / 2 %
 // 4 == lane % 4), all 8 lanes of it calling. gw: the group's
 // word; vg: the group's first vocabulary index; info: the consumer's values
@@ -168,8 +181,12 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
     if (lane < 4 && key != 0) atomicMax(best, key);
     return;
   }
+  // A sampled row's slot holds the threshold T(B) (fs_re_test_bound), not B:
+  // a value whose approximate score is below it cannot reach B; one whose
+  // exact score reaches T is folded (below B only when it cannot win: folding
+  // any candidate is safe).
   const fs_philox_row key = fs_philox_row_init(row_keys[col], row_keys[TN + col], (fs_u32)s);
-  const float thr = fs_prune_threshold(bound);
+  const float thr = bound;
   const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
   const int lead = fs_group_lead(gw);
   fs_u32 word[2];
@@ -187,7 +204,7 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
     const int v = (int)vg + (lane >> 2) + 8 * h;
     if (v >= p.vocab || st[h] < thr) continue;  // below the threshold: the exact score is below B
     const float sc = FS_FMA(h ? l.y : l.x, inv_tau, fs_token_gumbel(gw, word[h], v & 15));
-    if (sc >= bound) atomicMax(best, fs_pack_candidate(sc, v));  // a NaN score is never folded (never wins)
+    if (sc >= thr) atomicMax(best, fs_pack_candidate(sc, v));  // a NaN score is never folded (never wins)
   }
 }
 
@@ -245,7 +262,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
         for (int mi = 0; mi < MI; ++mi) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);
         fs_re_load_bound<MI>(rc[q], p, n0 + col, s);
       }
-      info[TN + col] = rc[q].bound;
+      info[TN + col] = fs_re_test_bound(rc[q].kind, rc[q].bound);
     }
     fs_named_barrier(2 + c, 128);
     if (leads) {
@@ -257,7 +274,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       for (int q = 0; q < Q; ++q)
         if (fs_re_owns(tid, q, TN) && rc[q].kind == FS_RE_SAMPLED) {
           const int col = tid + 128 * q;
-          const fs_u64 lb = fs_re_best_lead<MI, TN>(rc[q].gw, rc[q].gn, sm.gl, rc[q].inv_tau, v0, p.vocab, col);
+          const fs_u64 lb = fs_re_best_lead<MI, TN>(rc[q].gw, sm.gl, rc[q].inv_tau, v0, p.vocab, col);
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -282,8 +299,9 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       for (int q = 0; q < Q; ++q) {
         const int col = tid + 128 * q;
         if (fs_re_owns(tid, q, TN) && rc[q].kind != FS_RE_DEAD)
-          info[TN + col] = fmaxf(rc[q].bound, fmaxf(fs_candidate_score(__ldcg(p.best + (n0 + col) * p.num_samples + s)),
-                                                    fs_own_neg_inf()));
+          info[TN + col] = fs_re_test_bound(
+              rc[q].kind, fmaxf(rc[q].bound, fmaxf(fs_candidate_score(__ldcg(p.best + (n0 + col) * p.num_samples + s)),
+                                                   fs_own_neg_inf())));
       }
       fs_named_barrier(2 + c, 128);
     }
@@ -299,7 +317,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
         const int col = fs_re_column(lane, k);
         const float kc = info[2 * TN + col], b = info[TN + col];
         const bool pass = kc == (float)FS_RE_SAMPLED
-                              ? fs_group_may_win(lmax[mi][k], info[col], sm.gl[(mi * 4 + wq) * TN + col], b)
+                              ? fs_group_may_reach(lmax[mi][k], info[col], sm.gl[(mi * 4 + wq) * TN + col], b)
                               : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < fmaxf(b, gmax[k]));
         pend[mi] |= (unsigned)pass << k;
       }

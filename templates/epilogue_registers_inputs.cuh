@@ -11,6 +11,7 @@
 #include "fs_params.cuh"
 #include "philox_batch.cuh"
 #include "gumbel_race.cuh"
+#include "gumbel_bound.cuh"
 #include "epilogue_owner_row.cuh"
 #include "epilogue_registers_smem.cuh"
 
@@ -22,9 +23,10 @@
 // tile's MMAs run (fs_re_prefetch): the row's kind, 1/tau and Philox seed and
 // offset (loaded once per row: a consumer keeps them from tile to tile while
 // its tiles' batch rows stay the same); the group words of sample s (gw, also
-// stored to the shared words) and the groups' lead noise gn (to shared memory
-// too: the tests' bound on every token's noise; and the lead pass's scores);
-// the row's bound B.
+// stored to the shared words) and the groups' approximate lead noise gn (to
+// shared memory too: the tests' bound on every token's noise, upper bound 1d
+// of docs/rng.md section 6; the lead pass computes its leads' exact noise
+// from gw); the row's bound B.
 template <int MI>
 struct fs_re_col {
   fs_i64 row = -1;  // the row whose kind, 1/tau, seed and offset these are
@@ -68,15 +70,17 @@ __device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, i
   }
 }
 
-// The lead noise of block mi's four groups (the bound on each group's exact
-// noise: two fs_logs each), to registers and to column col of gl
-// [MI][4][TN]; after fs_re_make_words.
+// The approximate lead noise of block mi's four groups (fs_group_lead_approx:
+// within FS_GUMBEL_APPROX_ERR of the lead's exact noise, which bounds every
+// exact noise of the group; two SFU logarithms each, where the exact noise
+// takes two fs_logs), to registers and to column col of gl [MI][4][TN]; after
+// fs_re_make_words.
 template <int MI, int TN>
 __device__ __forceinline__ void fs_re_make_leads(fs_re_col<MI>& rc, int mi, float* gl, int col) {
   if (rc.kind != FS_RE_SAMPLED) return;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    rc.gn[mi][k] = fs_token_gumbel(rc.gw[mi][k], 0u, fs_group_lead(rc.gw[mi][k]));
+    rc.gn[mi][k] = fs_group_lead_approx(rc.gw[mi][k]);
     gl[(mi * 4 + k) * TN + col] = rc.gn[mi][k];
   }
 }

@@ -50,6 +50,14 @@ __device__ __forceinline__ float fs_token_gumbel_approx(float a_approx, fs_u32 w
   return __fmul_rn(-0.693147182f, fs_lg2_approx_normal(e));
 }
 
+// The approximate noise of a group's lead: fs_token_gumbel_approx of the lead
+// (e = a~ = E~(u_G) / 16), within FS_GUMBEL_APPROX_ERR of its exact noise
+// -fs_log(a) (GPU test GumbelBound.GroupRaceOverAllGroupUniforms, slot 0: all
+// 2^23 group levels). Two SFU logarithms instead of two fs_logs.
+__device__ __forceinline__ float fs_group_lead_approx(fs_u32 group_word) {
+  return fs_token_gumbel_approx(__fmul_rn(0.0625f, fs_exp1_approx(group_word)), 0u, true);
+}
+
 // Half-width of the interval around an approximate score st = fma(l, w, G~)
 // that holds the exact score fma(l, w, G): |G - G~| <= FS_GUMBEL_APPROX_ERR
 // plus both roundings (<= 2^-24 |score| each), with room for the rounding of
@@ -59,13 +67,27 @@ __device__ __forceinline__ float fs_score_margin(float st) {
   return __fmaf_rn(fabsf(st), 4.76837158203125e-07f /* 2^-21 */, 2.0f * FS_GUMBEL_APPROX_ERR);
 }
 
+#endif
+
+// Host and device (the CPU tests check the rules built on them).
 // Pruning threshold for a lower bound B on a row's final best score: a value
 // whose approximate score st = fma(l, w, G~) is below it has an exact score
 // below B, so it can neither win nor tie (docs/rng.md section 6 has the
 // proof: |exact - st| <= eps + 2^-23 max(|exact|, |st|), and B - threshold >=
 // 2^-19 |B| + 4 eps up to its own roundings). B = +inf gives NaN and B = -inf
 // gives -inf: nothing compares below either.
-__device__ __forceinline__ float fs_prune_threshold(float bound) {
-  return __fadd_rn(bound, -__fmaf_rn(fabsf(bound), 1.9073486328125e-06f /* 2^-19 */, 4.0f * FS_GUMBEL_APPROX_ERR));
+FS_HD float fs_prune_threshold(float bound) {
+  return FS_FADD(bound, -FS_FMA(fabsf(bound), 1.9073486328125e-06f /* 2^-19 */, 4.0f * FS_GUMBEL_APPROX_ERR));
 }
-#endif
+
+// Upper bound 1d (docs/rng.md section 6): whether a group (largest logit
+// lmax, its lead's approximate noise g_lead_approx = fs_group_lead_approx)
+// may hold a value whose exact score reaches B, given threshold =
+// fs_prune_threshold(B). fma(lmax, inv_tau, G_lead) bounds every exact score
+// of the group (upper bound 1c), and fma(lmax, inv_tau, g_lead_approx) is an
+// approximate score of it in the sense of the threshold form: below the
+// threshold, it is below B. NaN anywhere: may win. (Host and device: CPU
+// test GumbelRace.GroupMayReachIsFalseOnlyWhenNoScoreReachesTheBound.)
+FS_HD bool fs_group_may_reach(float lmax, float inv_tau, float g_lead_approx, float threshold) {
+  return !(FS_FMA(lmax, inv_tau, g_lead_approx) < threshold);
+}

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "templates/gumbel_bound.cuh"
 #include "templates/gumbel_race.cuh"
 #include "templates/noise_skip.cuh"
 
@@ -162,6 +163,46 @@ TEST(GumbelRace, GroupMayWinIsFalseOnlyWhenNoScoreReachesTheBound) {
   EXPECT_TRUE(fs_group_may_win(1.0f, 1.0f, 3.0f, NAN));
   EXPECT_TRUE(fs_group_may_win(INFINITY, 1.0f, 3.0f, INFINITY));  // an infinite logit ties an infinite bound
   EXPECT_FALSE(fs_group_may_win(5.0f, 1.0f, 3.0f, INFINITY));
+}
+
+// fs_group_may_reach(lmax, 1/tau, G~, T(B)) (upper bound 1d, the register
+// epilogue's test since session 43) false means no token of the group has an
+// exact score reaching B, for any approximate lead noise G~ within
+// FS_GUMBEL_APPROX_ERR of the exact one (the GPU tests GumbelBound.* check
+// that the device's is). The extremes +-eps are tried for every group, and B
+// at the lead's own score must pass (without the threshold's margin the low
+// extreme would rule that group out). Random groups, temperatures, logits.
+TEST(GumbelRace, GroupMayReachIsFalseOnlyWhenNoScoreReachesTheBound) {
+  std::mt19937_64 rng(20261128);
+  std::uniform_real_distribution<float> l_d(-40.0f, 40.0f), gap_d(-0.5f, 12.0f), drop_d(0.0f, 3.0f),
+      err_d(-FS_GUMBEL_APPROX_ERR, FS_GUMBEL_APPROX_ERR);
+  const float inv_taus[] = {1.0f, 2.0f, 1.0f / 0.7f, 0.5f, 100.0f, 1.0f / 3.0f};
+  int ruled_out = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const fs_u32 gw = fs_u32(rng());
+    const float lmax = l_d(rng), w = inv_taus[i % 6];
+    const float g_lead = fs_token_gumbel(gw, 0u, fs_group_lead(gw));
+    const float lead_score = FS_FMA(lmax, w, g_lead);
+    const float approx[] = {g_lead - FS_GUMBEL_APPROX_ERR, g_lead + FS_GUMBEL_APPROX_ERR, g_lead + err_d(rng)};
+    for (const float g : approx)
+      ASSERT_TRUE(fs_group_may_reach(lmax, w, g, fs_prune_threshold(lead_score))) << "a tie with the bound must pass";
+    const float bound = lead_score + gap_d(rng);
+    bool out = false;
+    for (const float g : approx) out = out || !fs_group_may_reach(lmax, w, g, fs_prune_threshold(bound));
+    if (!out) continue;
+    ++ruled_out;
+    for (int t = 0; t < 16; ++t) {  // every position, the lead's logit lmax or lower, a random own word
+      const float l = t == fs_group_lead(gw) ? lmax : lmax - drop_d(rng);
+      const float sc = FS_FMA(l, w, fs_token_gumbel(gw, fs_u32(rng()), t));
+      ASSERT_LT(sc, bound) << "gw " << gw << " pos " << t << " lmax " << lmax << " 1/tau " << w;
+    }
+  }
+  EXPECT_GT(ruled_out, 90000);
+  // NaN in, may win; an infinite bound's threshold is NaN (nothing ruled out).
+  EXPECT_TRUE(fs_group_may_reach(NAN, 1.0f, 3.0f, fs_prune_threshold(10.0f)));
+  EXPECT_TRUE(fs_group_may_reach(1.0f, 1.0f, 3.0f, fs_prune_threshold(NAN)));
+  EXPECT_TRUE(fs_group_may_reach(5.0f, 1.0f, 3.0f, fs_prune_threshold(INFINITY)));
+  EXPECT_TRUE(fs_group_may_reach(-5.0f, 1.0f, 3.0f, fs_prune_threshold(-INFINITY)));
 }
 
 TEST(GumbelRace, LeadPositionIsUniform) {
