@@ -204,7 +204,10 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
     const int v = (int)vg + (lane >> 2) + 8 * h;
     if (v >= p.vocab || st[h] < thr) continue;  // below the threshold: the exact score is below B
     const float sc = FS_FMA(h ? l.y : l.x, inv_tau, fs_token_gumbel(gw, word[h], v & 15));
-    if (sc >= thr) atomicMax(best, fs_pack_candidate(sc, v));  // a NaN score is never folded (never wins)
+    // A NaN score is never folded (never wins). !(sc < thr) also folds when
+    // thr is NaN, which is T(+inf): a row whose bound is an infinite score
+    // still folds its other infinite scores, whose ties the lowest index wins.
+    if (sc == sc && !(sc < thr)) atomicMax(best, fs_pack_candidate(sc, v));
   }
 }
 

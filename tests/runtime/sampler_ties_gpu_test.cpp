@@ -119,5 +119,64 @@ TEST(SamplerTiesGpu, CloseContestsAndTiesMatchTheFp32Contract) {
   }
 }
 
+// Infinite logits: every +inf logit has the score +inf at any temperature,
+// so they all tie and the lowest index wins, for sampled and greedy rows.
+// 24 of them, spread over the vocabulary (three in the first one's noise
+// group): once a row's bound is +inf (another block folded an infinite
+// lead), the register epilogue's threshold T(+inf) is NaN, and its take-ups
+// must still fold the lower infinite scores (session 43's first version of
+// upper bound 1d did not: it folded a score only when sc >= T).
+TEST(SamplerTiesGpu, InfiniteLogitsTieToTheLowestIndex) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const DType dtype = DType::bf16;
+  const std::int64_t V = 4099, d = 64, N = 24;
+  const std::int64_t first = 37;
+  std::vector<std::uint16_t> w(std::size_t(V * d), 0), h(std::size_t(N * d), 0);
+  std::vector<float> a(V);
+  for (std::int64_t v = 0; v < V; ++v) a[v] = float(int(rng() % 33) - 16) * 0.25f;  // exact in bf16
+  for (std::int64_t k = 0; k < 24; ++k) a[first + 170 * k] = INFINITY;
+  a[first + 1] = a[first + 3] = INFINITY;  // the first one's group (16 tokens from 32) holds three
+  for (std::int64_t v = 0; v < V; ++v) w[std::size_t(v * d)] = float_to_bf16(a[v]);
+  std::vector<float> tau(N);
+  std::vector<std::uint64_t> seeds(N), offsets(N);
+  const float taus[] = {1.0f, 0.5f, 2.0f, 0.0f};
+  for (std::int64_t n = 0; n < N; ++n) {
+    h[std::size_t(n * d)] = float_to_bf16(float(1 + n % 3));  // logit a_v * c_n, +inf stays +inf
+    tau[n] = taus[n % 4];
+    seeds[n] = rng();
+    offsets[n] = rng();
+  }
+  ASSERT_TRUE(std::isinf(bf16_to_float(w[std::size_t(first * d)])));
+  const int S = 2;
+  const DeviceMemory dw = to_device(w), dh = to_device(h), dt = to_device(tau), ds = to_device(seeds),
+                     doff = to_device(offsets);
+  for (const auto& spec : testing::runnable_configs(dtype)) {
+    const std::string what = spec ? spec->to_string() : std::string("default");
+    SCOPED_TRACE(what);
+    Sampler sampler(testing::sampler_options(V, d, dtype, spec));
+    DeviceMemory out(std::size_t(N * S) * 8);
+    testing::poison(out);
+    SampleArgs args;
+    args.weights = dw.as<const void>();
+    args.hidden_states = dh.as<const void>();
+    args.rows = N;
+    args.num_samples = S;
+    args.temperatures = dt.as<const float>();
+    args.seeds = ds.as<const std::uint64_t>();
+    args.offsets = doff.as<const std::uint64_t>();
+    args.out = out.as<void>();
+    sampler.sample(args, nullptr);
+    const std::vector<std::int64_t> got = from_device<std::int64_t>(out, std::size_t(N * S));
+    int wrong = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (got[i] != first && wrong++ < 5)
+        ADD_FAILURE() << what << ": row " << i / S << " sample " << i % S << " (tau " << tau[i / S] << "): got "
+                      << got[i] << ", want " << first;
+    EXPECT_EQ(wrong, 0) << what;
+  }
+}
+
 }  // namespace
 }  // namespace fusedsample
