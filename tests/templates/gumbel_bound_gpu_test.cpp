@@ -46,7 +46,9 @@ extern "C" __global__ void fs_race_bound_check(float* approx, float* exact) {
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int pos = j == 0 ? (int)(k & 15u) : (int)((k + 1u) & 15u);
-    approx[4 * k + j] = fs_token_gumbel_approx(a, words[j], pos == (int)(k & 15u));
+    // Slot 0 is the lead: the register epilogue's group test takes its
+    // approximate noise from fs_group_lead_approx (upper bound 1d).
+    approx[4 * k + j] = j == 0 ? fs_group_lead_approx(gw) : fs_token_gumbel_approx(a, words[j], pos == (int)(k & 15u));
     exact[4 * k + j] = fs_token_gumbel(gw, words[j], pos);
   }
 }
