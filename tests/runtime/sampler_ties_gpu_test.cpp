@@ -55,6 +55,43 @@ std::int64_t host_winner(const std::vector<float>& logits, float tau, std::uint6
   return bi == FS_NO_INDEX ? -1 : bi;
 }
 
+// Samples the N x S (row, sample) pairs with every runnable config and the
+// default and expects want's indices from each; describe(row) names a failing
+// row's inputs.
+struct TieInputs {
+  std::int64_t V, d, N;
+  int S;
+  const DeviceMemory &w, &h, &tau, &seeds, &offsets;
+};
+template <class Describe>
+void expect_every_config_gives(const TieInputs& in, DType dtype, const std::vector<std::int64_t>& want,
+                               Describe describe) {
+  for (const auto& spec : testing::runnable_configs(dtype)) {
+    const std::string what = spec ? spec->to_string() : std::string("default");
+    SCOPED_TRACE(what);
+    Sampler sampler(testing::sampler_options(in.V, in.d, dtype, spec));
+    DeviceMemory out(std::size_t(in.N * in.S) * 8);
+    testing::poison(out);
+    SampleArgs args;
+    args.weights = in.w.as<const void>();
+    args.hidden_states = in.h.as<const void>();
+    args.rows = in.N;
+    args.num_samples = in.S;
+    args.temperatures = in.tau.as<const float>();
+    args.seeds = in.seeds.as<const std::uint64_t>();
+    args.offsets = in.offsets.as<const std::uint64_t>();
+    args.out = out.as<void>();
+    sampler.sample(args, nullptr);
+    const std::vector<std::int64_t> got = from_device<std::int64_t>(out, std::size_t(in.N * in.S));
+    int wrong = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (got[i] != want[i] && wrong++ < 5)
+        ADD_FAILURE() << what << ": row " << i / in.S << " sample " << i % in.S << " (" << describe(i / in.S)
+                      << "): got " << got[i] << ", want " << want[i];
+    EXPECT_EQ(wrong, 0) << what;
+  }
+}
+
 TEST(SamplerTiesGpu, CloseContestsAndTiesMatchTheFp32Contract) {
   FS_REQUIRE_GPU();
   testing::use_process_context();
@@ -92,31 +129,9 @@ TEST(SamplerTiesGpu, CloseContestsAndTiesMatchTheFp32Contract) {
   }
   const DeviceMemory dw = to_device(w), dh = to_device(h), dt = to_device(tau), ds = to_device(seeds),
                      doff = to_device(offsets);
-  const std::vector<std::optional<KernelSpec>> specs = testing::runnable_configs(dtype);
-  for (const auto& spec : specs) {
-    const std::string what = spec ? spec->to_string() : std::string("default");
-    SCOPED_TRACE(what);
-    Sampler sampler(testing::sampler_options(V, d, dtype, spec));
-    DeviceMemory out(std::size_t(N * S) * 8);
-    testing::poison(out);
-    SampleArgs args;
-    args.weights = dw.as<const void>();
-    args.hidden_states = dh.as<const void>();
-    args.rows = N;
-    args.num_samples = S;
-    args.temperatures = dt.as<const float>();
-    args.seeds = ds.as<const std::uint64_t>();
-    args.offsets = doff.as<const std::uint64_t>();
-    args.out = out.as<void>();
-    sampler.sample(args, nullptr);
-    const std::vector<std::int64_t> got = from_device<std::int64_t>(out, std::size_t(N * S));
-    int wrong = 0;
-    for (std::size_t i = 0; i < got.size(); ++i)
-      if (got[i] != want[i] && wrong++ < 5)
-        ADD_FAILURE() << what << ": row " << i / S << " sample " << i % S << " (c " << c[i / S] << ", tau "
-                      << tau[i / S] << "): got " << got[i] << ", want " << want[i];
-    EXPECT_EQ(wrong, 0) << what;
-  }
+  expect_every_config_gives({V, d, N, S, dw, dh, dt, ds, doff}, dtype, want, [&](std::size_t n) {
+    return "c " + std::to_string(c[n]) + ", tau " + std::to_string(tau[n]);
+  });
 }
 
 // Infinite logits: every +inf logit has the score +inf at any temperature,
@@ -152,30 +167,9 @@ TEST(SamplerTiesGpu, InfiniteLogitsTieToTheLowestIndex) {
   const int S = 2;
   const DeviceMemory dw = to_device(w), dh = to_device(h), dt = to_device(tau), ds = to_device(seeds),
                      doff = to_device(offsets);
-  for (const auto& spec : testing::runnable_configs(dtype)) {
-    const std::string what = spec ? spec->to_string() : std::string("default");
-    SCOPED_TRACE(what);
-    Sampler sampler(testing::sampler_options(V, d, dtype, spec));
-    DeviceMemory out(std::size_t(N * S) * 8);
-    testing::poison(out);
-    SampleArgs args;
-    args.weights = dw.as<const void>();
-    args.hidden_states = dh.as<const void>();
-    args.rows = N;
-    args.num_samples = S;
-    args.temperatures = dt.as<const float>();
-    args.seeds = ds.as<const std::uint64_t>();
-    args.offsets = doff.as<const std::uint64_t>();
-    args.out = out.as<void>();
-    sampler.sample(args, nullptr);
-    const std::vector<std::int64_t> got = from_device<std::int64_t>(out, std::size_t(N * S));
-    int wrong = 0;
-    for (std::size_t i = 0; i < got.size(); ++i)
-      if (got[i] != first && wrong++ < 5)
-        ADD_FAILURE() << what << ": row " << i / S << " sample " << i % S << " (tau " << tau[i / S] << "): got "
-                      << got[i] << ", want " << first;
-    EXPECT_EQ(wrong, 0) << what;
-  }
+  const std::vector<std::int64_t> want(std::size_t(N * S), first);
+  expect_every_config_gives({V, d, N, S, dw, dh, dt, ds, doff}, dtype, want,
+                            [&](std::size_t n) { return "tau " + std::to_string(tau[n]); });
 }
 
 }  // namespace
