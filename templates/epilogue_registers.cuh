@@ -33,7 +33,7 @@
 //      hook costs about its own cycles (session 23: 16 fewer fs_logs per
 //      column and tile there saved 0.3-0.5 % of an N = 256 launch's cycles);
 //   3. each (column, group) is tested with one FMA: fma(lmax, 1/tau,
-//      G~_lead) < T(B) rules the group out (fs_group_may_reach; docs/rng.md
+//      G~_lead) < T(B) rules the group out (fs_group_may_win; docs/rng.md
 //      section 6, upper bound 1d: every token's exact score is at most
 //      fma(lmax, 1/tau, G_lead), fp32 rounding being monotone (1c), and that
 //      is below B when its approximation is below T(B), the threshold form's
@@ -134,7 +134,7 @@ __device__ __forceinline__ float2 fs_re_pick(const float (&acc)[NACC], int col) 
 
 // What a column's bound slot (info[TN + col]) holds for the tests and
 // take-ups: a sampled row's threshold T(B) = fs_prune_threshold(B) (its
-// tests compare approximate scores: fs_group_may_reach), a greedy row's B.
+// tests compare approximate scores: fs_group_may_win, bound 1d), a greedy row's B.
 __device__ __forceinline__ float fs_re_test_bound(int kind, float bound) {
   return kind == FS_RE_SAMPLED ? fs_prune_threshold(bound) : bound;
 }
@@ -320,7 +320,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
         const int col = fs_re_column(lane, k);
         const float kc = info[2 * TN + col], b = info[TN + col];
         const bool pass = kc == (float)FS_RE_SAMPLED
-                              ? fs_group_may_reach(lmax[mi][k], info[col], sm.gl[(mi * 4 + wq) * TN + col], b)
+                              ? fs_group_may_win(lmax[mi][k], info[col], sm.gl[(mi * 4 + wq) * TN + col], b)
                               : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < fmaxf(b, gmax[k]));
         pend[mi] |= (unsigned)pass << k;
       }

@@ -69,7 +69,7 @@ __device__ __forceinline__ float fs_score_margin(float st) {
 
 #endif
 
-// Host and device (the CPU tests check the rules built on them).
+// Host and device (the CPU tests check the rules built on it).
 // Pruning threshold for a lower bound B on a row's final best score: a value
 // whose approximate score st = fma(l, w, G~) is below it has an exact score
 // below B, so it can neither win nor tie (docs/rng.md section 6 has the
@@ -78,16 +78,4 @@ __device__ __forceinline__ float fs_score_margin(float st) {
 // gives -inf: nothing compares below either.
 FS_HD float fs_prune_threshold(float bound) {
   return FS_FADD(bound, -FS_FMA(fabsf(bound), 1.9073486328125e-06f /* 2^-19 */, 4.0f * FS_GUMBEL_APPROX_ERR));
-}
-
-// Upper bound 1d (docs/rng.md section 6): whether a group (largest logit
-// lmax, its lead's approximate noise g_lead_approx = fs_group_lead_approx)
-// may hold a value whose exact score reaches B, given threshold =
-// fs_prune_threshold(B). fma(lmax, inv_tau, G_lead) bounds every exact score
-// of the group (upper bound 1c), and fma(lmax, inv_tau, g_lead_approx) is an
-// approximate score of it in the sense of the threshold form: below the
-// threshold, it is below B. NaN anywhere: may win. (Host and device: CPU
-// test GumbelRace.GroupMayReachIsFalseOnlyWhenNoScoreReachesTheBound.)
-FS_HD bool fs_group_may_reach(float lmax, float inv_tau, float g_lead_approx, float threshold) {
-  return !(FS_FMA(lmax, inv_tau, g_lead_approx) < threshold);
 }

@@ -63,6 +63,12 @@ FS_HD float fs_token_gumbel(fs_u32 group_word, fs_u32 word, int pos) {
 // monotone, so for inv_tau > 0 every score of the group is at most
 // FS_FMA(lmax, inv_tau, g_lead): below the bound, none can win or tie. NaN
 // anywhere: may win.
+// The register epilogue calls it with the lead's approximate noise
+// (fs_group_lead_approx, gumbel_bound.cuh) and the threshold
+// fs_prune_threshold(B) in place of B (upper bound 1d): that FMA is then an
+// approximate score of the one above, and the threshold form's proof puts
+// the exact one below B whenever it is below the threshold (CPU test
+// GumbelRace.GroupMayWinOnTheApproximateLeadAgainstTheThreshold).
 FS_HD bool fs_group_may_win(float lmax, float inv_tau, float g_lead, float bound) {
   return !(FS_FMA(lmax, inv_tau, g_lead) < bound);
 }

@@ -165,14 +165,14 @@ TEST(GumbelRace, GroupMayWinIsFalseOnlyWhenNoScoreReachesTheBound) {
   EXPECT_FALSE(fs_group_may_win(5.0f, 1.0f, 3.0f, INFINITY));
 }
 
-// fs_group_may_reach(lmax, 1/tau, G~, T(B)) (upper bound 1d, the register
+// fs_group_may_win(lmax, 1/tau, G~, T(B)) (upper bound 1d, the register
 // epilogue's test since session 43) false means no token of the group has an
 // exact score reaching B, for any approximate lead noise G~ within
 // FS_GUMBEL_APPROX_ERR of the exact one (the GPU tests GumbelBound.* check
 // that the device's is). The extremes +-eps are tried for every group, and B
 // at the lead's own score must pass (without the threshold's margin the low
 // extreme would rule that group out). Random groups, temperatures, logits.
-TEST(GumbelRace, GroupMayReachIsFalseOnlyWhenNoScoreReachesTheBound) {
+TEST(GumbelRace, GroupMayWinOnTheApproximateLeadAgainstTheThreshold) {
   std::mt19937_64 rng(20261128);
   std::uniform_real_distribution<float> l_d(-40.0f, 40.0f), gap_d(-0.5f, 12.0f), drop_d(0.0f, 3.0f),
       err_d(-FS_GUMBEL_APPROX_ERR, FS_GUMBEL_APPROX_ERR), near_d(-2e-3f, 2e-3f);
@@ -185,13 +185,13 @@ TEST(GumbelRace, GroupMayReachIsFalseOnlyWhenNoScoreReachesTheBound) {
     const float lead_score = FS_FMA(lmax, w, g_lead);
     const float approx[] = {g_lead - FS_GUMBEL_APPROX_ERR, g_lead + FS_GUMBEL_APPROX_ERR, g_lead + err_d(rng)};
     for (const float g : approx)
-      ASSERT_TRUE(fs_group_may_reach(lmax, w, g, fs_prune_threshold(lead_score))) << "a tie with the bound must pass";
+      ASSERT_TRUE(fs_group_may_win(lmax, w, g, fs_prune_threshold(lead_score))) << "a tie with the bound must pass";
     // Every other group's bound sits within a few margins of the lead's own
     // score (T(B) is B less 2^-19 |B| + 4 eps): a margin below eps would rule
     // out a group whose lead reaches B.
     const float bound = i % 2 ? lead_score + gap_d(rng) : lead_score + near_d(rng) * (1.0f + std::fabs(lead_score));
     bool out = false;
-    for (const float g : approx) out = out || !fs_group_may_reach(lmax, w, g, fs_prune_threshold(bound));
+    for (const float g : approx) out = out || !fs_group_may_win(lmax, w, g, fs_prune_threshold(bound));
     if (!out) continue;
     ++ruled_out;
     if (i % 2 == 0) ++near_ruled_out;
@@ -204,10 +204,10 @@ TEST(GumbelRace, GroupMayReachIsFalseOnlyWhenNoScoreReachesTheBound) {
   EXPECT_GT(ruled_out - near_ruled_out, 45000);
   EXPECT_GT(near_ruled_out, 5000);  // the near bounds do reach past the margin
   // NaN in, may win; an infinite bound's threshold is NaN (nothing ruled out).
-  EXPECT_TRUE(fs_group_may_reach(NAN, 1.0f, 3.0f, fs_prune_threshold(10.0f)));
-  EXPECT_TRUE(fs_group_may_reach(1.0f, 1.0f, 3.0f, fs_prune_threshold(NAN)));
-  EXPECT_TRUE(fs_group_may_reach(5.0f, 1.0f, 3.0f, fs_prune_threshold(INFINITY)));
-  EXPECT_TRUE(fs_group_may_reach(-5.0f, 1.0f, 3.0f, fs_prune_threshold(-INFINITY)));
+  EXPECT_TRUE(fs_group_may_win(NAN, 1.0f, 3.0f, fs_prune_threshold(10.0f)));
+  EXPECT_TRUE(fs_group_may_win(1.0f, 1.0f, 3.0f, fs_prune_threshold(NAN)));
+  EXPECT_TRUE(fs_group_may_win(5.0f, 1.0f, 3.0f, fs_prune_threshold(INFINITY)));
+  EXPECT_TRUE(fs_group_may_win(-5.0f, 1.0f, 3.0f, fs_prune_threshold(-INFINITY)));
 }
 
 TEST(GumbelRace, LeadPositionIsUniform) {
