@@ -15,6 +15,10 @@
 //
 // Import is strict: unknown keys, wrong types, bad spec strings, unknown
 // dtype/arch names all throw FileError naming the source and the JSON path.
+// Read for use (tuning_db_from_json's `skipped`), a spec that parses but that
+// this build does not accept leaves its config out instead (session 44: a
+// template change that grew one spec's shared memory made whole tables
+// unreadable, and every launch fell back to default_spec).
 // One exception: entries of the ">256" bucket (files written before session
 // 35, when batches past 256 rows had a bucket of their own) are checked like
 // any other and then skipped: such batches now use the bucket of their parts
@@ -23,6 +27,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -120,13 +125,19 @@ struct Checker {
   }
 };
 
-KernelSpec check_spec(const Checker& c, const json& cfg, const std::string& path, DType dtype) {
+// The config's spec; nullopt (and a message in *skipped) when `skipped` is
+// given and the spec parses but this build does not accept it.
+std::optional<KernelSpec> check_spec(const Checker& c, const json& cfg, const std::string& path, DType dtype,
+                                     std::vector<std::string>* skipped) {
   const std::string text = c.str(c.field(cfg, path, "spec"), path + "/spec");
-  const KernelSpec spec = c.wrap(path + "/spec", [&] {
-    KernelSpec s = KernelSpec::parse(text);
-    s.validate();
-    return s;
-  });
+  const KernelSpec spec = c.wrap(path + "/spec", [&] { return KernelSpec::parse(text); });
+  try {
+    spec.validate();
+  } catch (const Error& e) {
+    if (!skipped) c.fail(path + "/spec", e.what());
+    skipped->push_back(fmt::format("{}: {}/spec: {}", c.source, path, e.what()));
+    return std::nullopt;
+  }
   if (spec.variant == Variant::logits)
     c.fail(path + "/spec", fmt::format("'{}' samples given logits; a tuning entry needs a fused variant", text));
   if (spec.dtype != dtype)
@@ -197,7 +208,7 @@ std::string tuning_db_to_json(const TuningDb& db) {
   return doc.dump(2) + "\n";
 }
 
-TuningDb tuning_db_from_json(std::string_view text, std::string_view source) {
+TuningDb tuning_db_from_json(std::string_view text, std::string_view source, std::vector<std::string>* skipped) {
   const Checker c{std::string(source)};
   json doc;
   try {
@@ -267,7 +278,7 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source) {
       const json& cfg = c.object(configs[j], cp);
       c.only_keys(cfg, cp, {"spec", "params", "median_us", "floor_us", "timestamp", "method"});
       Measurement m;
-      m.spec = check_spec(c, cfg, cp, key.dtype).to_string();
+      const std::optional<KernelSpec> spec = check_spec(c, cfg, cp, key.dtype, skipped);
       m.median_us = c.number(c.field(cfg, cp, "median_us"), cp + "/median_us");
       if (cfg.contains("floor_us")) m.floor_us = c.number(cfg["floor_us"], cp + "/floor_us");
       if (cfg.contains("timestamp")) m.timestamp = c.str(cfg["timestamp"], cp + "/timestamp");
@@ -275,6 +286,8 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source) {
         const std::string method = c.str(cfg["method"], cp + "/method");
         m.method = c.wrap(cp + "/method", [&] { return parse_timing_method(method); });
       }
+      if (!spec) continue;  // skipped (the rest of the config checked first)
+      m.spec = spec->to_string();
       if (!retired) db.record(key, m);
     }
   }

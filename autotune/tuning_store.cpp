@@ -2,7 +2,8 @@
 // written atomically (temp file + fsync + rename) under an advisory lock so
 // concurrent savers merge rather than overwrite each other; a file that
 // cannot be read is ignored with one warning and kept aside by the next
-// save. Also import/export of standalone files and tuned_spec() over the
+// save; a config whose spec this build does not accept is left out with a
+// warning, not the file. Also import/export of standalone files and tuned_spec() over the
 // persisted database.
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,6 +15,8 @@
 #include <ctime>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "compiler/file_io.hpp"
 #include "fusedsample/disk_cache.hpp"
@@ -58,7 +61,16 @@ std::optional<TuningDb> read_tuning_db(const fsys::path& path, std::string* erro
     return std::nullopt;
   }
   try {
-    return tuning_db_from_json(*text, path.string());
+    // Configs whose specs this build does not accept are left out with one
+    // warning (the next save drops them); the rest of the file is used.
+    std::vector<std::string> skipped;
+    TuningDb db = tuning_db_from_json(*text, path.string(), &skipped);
+    if (!skipped.empty())
+      detail::warn_once("skipped:" + path.string(),
+                        fmt::format("tuning database: {} config(s) skipped, their specs are not valid in this build "
+                                    "(the next save drops them): {}{}",
+                                    skipped.size(), skipped[0], skipped.size() > 1 ? "; ..." : ""));
+    return db;
   } catch (const std::exception& e) {  // Error, and anything else a damaged file could raise
     *error = fmt::format("corrupt tuning database ({})", e.what());
     *unusable = true;

@@ -187,9 +187,15 @@ class TuningDb {
 const TuningDb& builtin_tuning_db();
 
 // JSON (schema "fusedsample-tuning", version 1). from_json throws FileError
-// naming `source` and the JSON path of the first bad field.
+// naming `source` and the JSON path of the first bad field. With `skipped`
+// (a database read for use: the cache dir's, the built-in tables), a config
+// whose spec this build parses but does not accept (KernelSpec::validate:
+// e.g. a spec an older build tuned that now needs more shared memory than a
+// block has) is left out instead, and a message naming it appended to
+// *skipped; an entry left with no config is left out too.
 std::string tuning_db_to_json(const TuningDb& db);
-TuningDb tuning_db_from_json(std::string_view text, std::string_view source = "<json>");
+TuningDb tuning_db_from_json(std::string_view text, std::string_view source = "<json>",
+                             std::vector<std::string>* skipped = nullptr);
 // Reads a file (FileError if missing/unreadable/invalid) / writes atomically
 // (FileError on failure).
 TuningDb import_tuning_file(const std::filesystem::path& path);

@@ -187,6 +187,53 @@ TEST(TuningJson, RefusesBadSpecStrings) {
   expect_refused_doc(doc, {"/entries/0/bucket", "unknown batch bucket"});
 }
 
+// Session 44: a template change that made one spec of every built-in table
+// need more than 227 KiB of shared memory made each whole table unreadable,
+// and every launch ran default_spec (2 x the cycles at N = 256). Read for use
+// (the cache dir's database, the built-in tables), a config whose spec this
+// build parses but no longer accepts is skipped and reported; plain reads
+// (import) stay strict, and a spec this build cannot parse (a newer
+// generator's token) still refuses the file.
+TEST(TuningJson, ReadForUseSkipsConfigsThisBuildNoLongerAccepts) {
+  json doc = sample_json();
+  json& cfg = doc["entries"][0]["configs"][0];
+  cfg.erase("params");
+  cfg["spec"] = "bf16 sm_90 mma_sync tv256 tn64 td128 s8 w4x2";  // parses; needs more than 227 KiB of shared memory
+  expect_refused_doc(doc, {"/entries/0/configs/0/spec", "shared memory"});
+  std::vector<std::string> skipped;
+  const fs::TuningDb db = fs::tuning_db_from_json(doc.dump(), "test.json", &skipped);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("test.json: /entries/0/configs/0/spec"), std::string::npos) << skipped[0];
+  EXPECT_NE(skipped[0].find("tv256 tn64 td128 s8 w4x2"), std::string::npos) << skipped[0];
+  EXPECT_NE(skipped[0].find("shared memory"), std::string::npos) << skipped[0];
+  ASSERT_EQ(db.entries().size(), 2u);
+  ASSERT_EQ(db.entries()[0].configs.size(), 1u);
+  EXPECT_EQ(db.entries()[0].configs[0].spec, kSpecB);
+  EXPECT_EQ(db.entries()[1].configs.size(), 2u);
+
+  // An entry left with no config is left out.
+  doc["entries"][0]["configs"][1].erase("params");
+  doc["entries"][0]["configs"][1]["spec"] = "bf16 sm_90 mma_sync tv256 tn64 td128 s9 w4x2";
+  skipped.clear();
+  const fs::TuningDb rest = fs::tuning_db_from_json(doc.dump(), "test.json", &skipped);
+  EXPECT_EQ(skipped.size(), 2u);
+  ASSERT_EQ(rest.entries().size(), 1u);
+  EXPECT_EQ(rest.entries()[0].key.bucket, fs::batch_bucket(1000));
+
+  // Whatever else is wrong with the file still refuses it.
+  for (const char* bad : {"bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1 zz", "bf16 sm_90 logits tv128 tn8"}) {
+    json d = sample_json();
+    d["entries"][0]["configs"][0].erase("params");
+    d["entries"][0]["configs"][0]["spec"] = bad;
+    skipped.clear();
+    EXPECT_THROW(fs::tuning_db_from_json(d.dump(), "test.json", &skipped), fs::FileError) << bad;
+    EXPECT_TRUE(skipped.empty()) << bad;
+  }
+  json d = sample_json();
+  d["entries"][0]["configs"][0]["median_us"] = "fast";
+  EXPECT_THROW(fs::tuning_db_from_json(d.dump(), "test.json", &skipped), fs::FileError);
+}
+
 TEST(TuningJson, RefusesMismatchedTypesAndMissingFields) {
   json doc = sample_json();
   doc["entries"][0]["vocab"] = "151936";

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/support/temp_cache_dir.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuning_db.hpp"
@@ -153,6 +155,46 @@ TEST_F(TuningStoreTest, SaveKeepsAnUnreadableDatabaseAside) {
   // A second save of a readable database sets nothing more aside.
   ASSERT_TRUE(fs::save_tuning_db(incoming, path));
   EXPECT_EQ(set_aside(path).size(), 1u);
+}
+
+// A config whose spec this build parses but no longer accepts (here one that
+// needs more than 227 KiB of shared memory, as a template change can make a
+// spec tuned by an older build) is skipped with a warning naming it; the
+// rest of the database is used, and a save keeps the rest without setting
+// the file aside. Until session 44 the whole database was ignored: in that
+// session's call 4 a spec grown past 227 KiB made every built-in table
+// unreadable and N = 256 ran default_spec at 2 x the cycles.
+TEST_F(TuningStoreTest, ConfigThisBuildNoLongerAcceptsIsSkippedNotTheDatabase) {
+  const fsys::path path = dir_ / "tuning.json";
+  const std::string grown = "bf16 sm_89 mma_sync tv256 tn64 td128 s8 w4x2";  // parses, fails validate()
+  fs::TuningDb older;
+  older.record(key8(), {kSpec, 10.0, 9.0, "t1"});
+  const fs::TuningKey key64{kGpu, fs::DType::bf16, 32000, 4096, fs::batch_bucket(64)};
+  older.record(key64, {"bf16 sm_89 mma_sync tv128 tn64 td32 s5 w4x2", 20.0, 9.0, "t1"});
+  nlohmann::json doc = nlohmann::json::parse(fs::tuning_db_to_json(older));
+  nlohmann::json& cfg = doc["entries"][1]["configs"][0];
+  ASSERT_EQ(cfg["spec"], "bf16 sm_89 mma_sync tv128 tn64 td32 s5 w4x2") << doc.dump(2);
+  cfg["spec"] = grown;
+  cfg.erase("params");  // they restate the spec; the reader takes them as optional
+  const std::string text = doc.dump(2);
+  write_text(path, text);
+  ::testing::internal::CaptureStderr();
+  const fs::TuningDb loaded = fs::load_tuning_db(path);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(loaded.entries().size(), 1u) << err << text;
+  EXPECT_EQ(loaded.entries()[0].key, key8());
+  EXPECT_NE(err.find(path.string()), std::string::npos) << err;
+  EXPECT_NE(err.find(grown), std::string::npos) << err;
+  EXPECT_NE(err.find("shared memory"), std::string::npos) << err;
+  EXPECT_EQ(fs::tuned_spec(kGpu, fs::DType::bf16, 32000, 4096, 8, fs::Arch::sm_89).spec.to_string(), kSpec);
+
+  fs::TuningDb incoming;
+  incoming.record({kGpu, fs::DType::bf16, 32000, 4096, fs::batch_bucket(16)}, {kSpec, 12.0, 9.0, "t2"});
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(fs::save_tuning_db(incoming, path));
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(set_aside(path).empty());
+  EXPECT_EQ(fs::load_tuning_db(path).entries().size(), 2u);
 }
 
 // A database that could not be read this time (here: no file descriptor
