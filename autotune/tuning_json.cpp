@@ -19,7 +19,7 @@
 // this build does not accept leaves its config out instead (session 44: a
 // template change that grew one spec's shared memory made whole tables
 // unreadable, and every launch fell back to default_spec).
-// One exception: entries of the ">256" bucket (files written before session
+// Another exception: entries of the ">256" bucket (files written before session
 // 35, when batches past 256 rows had a bucket of their own) are checked like
 // any other and then skipped: such batches now use the bucket of their parts
 // (batch_part_rows).
@@ -125,18 +125,18 @@ struct Checker {
   }
 };
 
-// The config's spec; nullopt (and a message in *skipped) when `skipped` is
-// given and the spec parses but this build does not accept it.
-std::optional<KernelSpec> check_spec(const Checker& c, const json& cfg, const std::string& path, DType dtype,
-                                     std::vector<std::string>* skipped) {
+// The config's spec, every check done. A spec that parses but that this
+// build does not accept (KernelSpec::validate) refuses the file, or, with
+// `invalid` (a database read for use), is returned with *invalid saying why.
+KernelSpec check_spec(const Checker& c, const json& cfg, const std::string& path, DType dtype,
+                      std::string* invalid) {
   const std::string text = c.str(c.field(cfg, path, "spec"), path + "/spec");
   const KernelSpec spec = c.wrap(path + "/spec", [&] { return KernelSpec::parse(text); });
   try {
     spec.validate();
   } catch (const Error& e) {
-    if (!skipped) c.fail(path + "/spec", e.what());
-    skipped->push_back(fmt::format("{}: {}/spec: {}", c.source, path, e.what()));
-    return std::nullopt;
+    if (!invalid) c.fail(path + "/spec", e.what());
+    *invalid = fmt::format("{}: {}/spec: {}", c.source, path, e.what());
   }
   if (spec.variant == Variant::logits)
     c.fail(path + "/spec", fmt::format("'{}' samples given logits; a tuning entry needs a fused variant", text));
@@ -278,7 +278,8 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source, std
       const json& cfg = c.object(configs[j], cp);
       c.only_keys(cfg, cp, {"spec", "params", "median_us", "floor_us", "timestamp", "method"});
       Measurement m;
-      const std::optional<KernelSpec> spec = check_spec(c, cfg, cp, key.dtype, skipped);
+      std::string invalid;
+      const KernelSpec spec = check_spec(c, cfg, cp, key.dtype, skipped ? &invalid : nullptr);
       m.median_us = c.number(c.field(cfg, cp, "median_us"), cp + "/median_us");
       if (cfg.contains("floor_us")) m.floor_us = c.number(cfg["floor_us"], cp + "/floor_us");
       if (cfg.contains("timestamp")) m.timestamp = c.str(cfg["timestamp"], cp + "/timestamp");
@@ -286,9 +287,13 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source, std
         const std::string method = c.str(cfg["method"], cp + "/method");
         m.method = c.wrap(cp + "/method", [&] { return parse_timing_method(method); });
       }
-      if (!spec) continue;  // skipped (the rest of the config checked first)
-      m.spec = spec->to_string();
-      if (!retired) db.record(key, m);
+      if (retired) continue;  // checked, then dropped (see the header comment)
+      if (!invalid.empty()) {   // read for use: left out (every other field checked)
+        skipped->push_back(std::move(invalid));
+        continue;
+      }
+      m.spec = spec.to_string();
+      db.record(key, m);
     }
   }
   return db;

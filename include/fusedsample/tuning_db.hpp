@@ -204,12 +204,15 @@ void export_tuning_file(const TuningDb& db, const std::filesystem::path& path);
 // <cache dir>/tuning.json from the environment (nullopt if the cache is off).
 std::optional<std::filesystem::path> tuning_db_path();
 // The persisted database: empty (with one warning) if the file is corrupt
-// or cannot be read, empty if absent. Never throws.
+// or cannot be read, empty if absent; configs whose specs this build does
+// not accept are left out (with one warning listing them). Never throws.
 TuningDb load_tuning_db(const std::filesystem::path& path);
 // Merges `db` into the file at `path` (atomic write). A file there that
 // cannot be read is renamed to <path>.unreadable-<UTC time> first (with a
-// warning), not overwritten. Returns false with a warning if the directory
-// is not writable or such a file cannot be moved.
+// warning), not overwritten; one with configs this build does not accept is
+// copied to <path>.dropped-<UTC time> before the write drops them. Returns
+// false with a warning if the directory is not writable or such a file
+// cannot be moved or copied.
 bool save_tuning_db(const TuningDb& db, const std::filesystem::path& path);
 
 // What the sampler should run for `rows` rows of `samples` samples each:

@@ -229,9 +229,28 @@ TEST(TuningJson, ReadForUseSkipsConfigsThisBuildNoLongerAccepts) {
     EXPECT_THROW(fs::tuning_db_from_json(d.dump(), "test.json", &skipped), fs::FileError) << bad;
     EXPECT_TRUE(skipped.empty()) << bad;
   }
-  json d = sample_json();
+  // ... also in a config whose spec is left out: its other fields are checked all the same.
+  const auto with_invalid_spec = [] {
+    json d = sample_json();
+    d["entries"][0]["configs"][0]["spec"] = "bf16 sm_90 mma_sync tv256 tn64 td128 s8 w4x2";
+    d["entries"][0]["configs"][0].erase("params");
+    return d;
+  };
+  json d = with_invalid_spec();
   d["entries"][0]["configs"][0]["median_us"] = "fast";
   EXPECT_THROW(fs::tuning_db_from_json(d.dump(), "test.json", &skipped), fs::FileError);
+  d = with_invalid_spec();
+  d["entries"][0]["configs"][0]["spec"] = "fp16 sm_90 mma_sync tv256 tn64 td128 s8 w4x2";  // entry is bf16
+  EXPECT_THROW(fs::tuning_db_from_json(d.dump(), "test.json", &skipped), fs::FileError);
+  d = with_invalid_spec();
+  d["entries"][0]["configs"][0]["params"] = {{"tile_v", 128}};  // the spec says 256
+  EXPECT_THROW(fs::tuning_db_from_json(d.dump(), "test.json", &skipped), fs::FileError);
+  d = with_invalid_spec();
+  d["entries"][0]["configs"][0]["params"] = {{"swizzle", 128}};  // a parameter this build does not know
+  EXPECT_THROW(fs::tuning_db_from_json(d.dump(), "test.json", &skipped), fs::FileError);
+  skipped.clear();
+  EXPECT_NO_THROW(fs::tuning_db_from_json(with_invalid_spec().dump(), "test.json", &skipped));
+  EXPECT_EQ(skipped.size(), 1u);
 }
 
 TEST(TuningJson, RefusesMismatchedTypesAndMissingFields) {

@@ -33,13 +33,15 @@ fs::TuningKey key8() { return {kGpu, fs::DType::bf16, 32000, 4096, fs::batch_buc
 
 void write_text(const fsys::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
 
-// The files beside `path` that a save set aside (<name>.unreadable-*).
-std::vector<fsys::path> set_aside(const fsys::path& path) {
+// The files beside `path` named <name><infix>*.
+std::vector<fsys::path> copies_beside(const fsys::path& path, const std::string& infix) {
   std::vector<fsys::path> out;
   for (const auto& e : fsys::directory_iterator(path.parent_path()))
-    if (e.path().filename().string().rfind(path.filename().string() + ".unreadable-", 0) == 0) out.push_back(e.path());
+    if (e.path().filename().string().rfind(path.filename().string() + infix, 0) == 0) out.push_back(e.path());
   return out;
 }
+// The files beside `path` that a save set aside (<name>.unreadable-*).
+std::vector<fsys::path> set_aside(const fsys::path& path) { return copies_beside(path, ".unreadable-"); }
 
 std::string read_text(const fsys::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -188,13 +190,21 @@ TEST_F(TuningStoreTest, ConfigThisBuildNoLongerAcceptsIsSkippedNotTheDatabase) {
   EXPECT_NE(err.find("shared memory"), std::string::npos) << err;
   EXPECT_EQ(fs::tuned_spec(kGpu, fs::DType::bf16, 32000, 4096, 8, fs::Arch::sm_89).spec.to_string(), kSpec);
 
+  // The save drops the left-out config (a newer build may accept it): a copy of the file as it was stays beside.
   fs::TuningDb incoming;
   incoming.record({kGpu, fs::DType::bf16, 32000, 4096, fs::batch_bucket(16)}, {kSpec, 12.0, 9.0, "t2"});
   ::testing::internal::CaptureStderr();
   ASSERT_TRUE(fs::save_tuning_db(incoming, path));
-  ::testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(set_aside(path).empty());
+  const std::string err2 = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(set_aside(path).empty()) << err2;
+  const auto copies = copies_beside(path, ".dropped-");
+  ASSERT_EQ(copies.size(), 1u) << err2;
+  EXPECT_EQ(read_text(copies[0]), text);
   EXPECT_EQ(fs::load_tuning_db(path).entries().size(), 2u);
+  EXPECT_EQ(read_text(path).find(grown), std::string::npos);
+  // The saved file holds nothing to leave out: a second save copies nothing more.
+  ASSERT_TRUE(fs::save_tuning_db(incoming, path));
+  EXPECT_EQ(copies_beside(path, ".dropped-").size(), 1u);
 }
 
 // A database that could not be read this time (here: no file descriptor
