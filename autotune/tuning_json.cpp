@@ -15,10 +15,12 @@
 //
 // Import is strict: unknown keys, wrong types, bad spec strings, unknown
 // dtype/arch names all throw FileError naming the source and the JSON path.
-// Read for use (tuning_db_from_json's `skipped`), a spec that parses but that
-// this build does not accept leaves its config out instead (session 44: a
-// template change that grew one spec's shared memory made whole tables
-// unreadable, and every launch fell back to default_spec).
+// Read for use (tuning_db_from_json's `invalid_specs`), a spec that parses
+// but that this build does not accept (KernelSpec::validate) is kept and
+// reported instead: the lookup skips such specs (best_valid), and a save
+// writes them back for a build that accepts them (session 44: a template
+// change that grew one spec's shared memory made whole tables unreadable,
+// and every launch fell back to default_spec).
 // Another exception: entries of the ">256" bucket (files written before session
 // 35, when batches past 256 rows had a bucket of their own) are checked like
 // any other and then skipped: such batches now use the bucket of their parts
@@ -27,7 +29,6 @@
 
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -208,7 +209,8 @@ std::string tuning_db_to_json(const TuningDb& db) {
   return doc.dump(2) + "\n";
 }
 
-TuningDb tuning_db_from_json(std::string_view text, std::string_view source, std::vector<std::string>* skipped) {
+TuningDb tuning_db_from_json(std::string_view text, std::string_view source,
+                             std::vector<std::string>* invalid_specs) {
   const Checker c{std::string(source)};
   json doc;
   try {
@@ -279,7 +281,7 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source, std
       c.only_keys(cfg, cp, {"spec", "params", "median_us", "floor_us", "timestamp", "method"});
       Measurement m;
       std::string invalid;
-      const KernelSpec spec = check_spec(c, cfg, cp, key.dtype, skipped ? &invalid : nullptr);
+      const KernelSpec spec = check_spec(c, cfg, cp, key.dtype, invalid_specs ? &invalid : nullptr);
       m.median_us = c.number(c.field(cfg, cp, "median_us"), cp + "/median_us");
       if (cfg.contains("floor_us")) m.floor_us = c.number(cfg["floor_us"], cp + "/floor_us");
       if (cfg.contains("timestamp")) m.timestamp = c.str(cfg["timestamp"], cp + "/timestamp");
@@ -288,10 +290,7 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source, std
         m.method = c.wrap(cp + "/method", [&] { return parse_timing_method(method); });
       }
       if (retired) continue;  // checked, then dropped (see the header comment)
-      if (!invalid.empty()) {   // read for use: left out (every other field checked)
-        skipped->push_back(std::move(invalid));
-        continue;
-      }
+      if (!invalid.empty()) invalid_specs->push_back(std::move(invalid));  // kept: the lookup skips it
       m.spec = spec.to_string();
       db.record(key, m);
     }

@@ -2,9 +2,9 @@
 // written atomically (temp file + fsync + rename) under an advisory lock so
 // concurrent savers merge rather than overwrite each other; a file that
 // cannot be read is ignored with one warning and kept aside by the next
-// save; a config whose spec this build does not accept is left out with a
-// warning, not the file. Also import/export of standalone files and tuned_spec() over the
-// persisted database.
+// save; a config whose spec this build does not accept is kept with a
+// warning (the lookup skips it), not the file. Also import/export of
+// standalone files and tuned_spec() over the persisted database.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
@@ -51,13 +51,10 @@ namespace {
 // saying why, if there is one that cannot be read or parsed, and *unusable
 // whether that is the file's own fault (its content or kind: a save may set
 // it aside) or the reading's (EMFILE, EIO, ...: the file is left alone).
-// Configs whose specs this build does not accept are left out with one
-// warning listing them, and counted in *skipped_configs (a save keeps a copy
-// of the file before it drops them). Never throws.
-std::optional<TuningDb> read_tuning_db(const fsys::path& path, std::string* error, bool* unusable,
-                                       std::size_t* skipped_configs = nullptr) {
+// Configs whose specs this build does not accept are kept (the lookup skips
+// them; a save writes them back) with one warning listing them. Never throws.
+std::optional<TuningDb> read_tuning_db(const fsys::path& path, std::string* error, bool* unusable) {
   *unusable = false;
-  if (skipped_configs) *skipped_configs = 0;
   auto text = detail::read_cache_file(path, error, std::size_t(1) << 30, unusable);
   if (!text) {
     if (error->empty()) return TuningDb{};
@@ -65,17 +62,16 @@ std::optional<TuningDb> read_tuning_db(const fsys::path& path, std::string* erro
     return std::nullopt;
   }
   try {
-    std::vector<std::string> skipped;
-    TuningDb db = tuning_db_from_json(*text, path.string(), &skipped);
-    if (!skipped.empty()) {
+    std::vector<std::string> invalid;
+    TuningDb db = tuning_db_from_json(*text, path.string(), &invalid);
+    if (!invalid.empty()) {
       std::string list;
-      for (const std::string& s : skipped) list += "\n  " + s;
-      detail::warn_once("skipped:" + path.string(),
-                        fmt::format("tuning database: {} config(s) left out, their specs are not valid in this build "
-                                    "(the next save keeps a copy of the file as {}.dropped-* and drops them):{}",
-                                    skipped.size(), path.filename().string(), list));
+      for (const std::string& s : invalid) list += "\n  " + s;
+      detail::warn_once("invalid:" + path.string(),
+                        fmt::format("tuning database: {} config(s) not used, their specs are not valid in this build "
+                                    "(kept in the file):{}",
+                                    invalid.size(), list));
     }
-    if (skipped_configs) *skipped_configs = skipped.size();
     return db;
   } catch (const std::exception& e) {  // Error, and anything else a damaged file could raise
     *error = fmt::format("corrupt tuning database ({})", e.what());
@@ -84,19 +80,18 @@ std::optional<TuningDb> read_tuning_db(const fsys::path& path, std::string* erro
   }
 }
 
-// `path` with a suffix naming `kind` and the current UTC time: where a
-// database that cannot be read is kept before a save replaces it
-// ("unreadable"), or a copy of one whose configs a save drops ("dropped").
-fsys::path set_aside_path(const fsys::path& path, const char* kind = "unreadable") {
+// `path` with a suffix naming the current UTC time: where a database that
+// cannot be read is kept before a save replaces it.
+fsys::path set_aside_path(const fsys::path& path) {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
-  fsys::path aside = fmt::format("{}.{}-{}", path.string(), kind, stamp);
+  fsys::path aside = path.string() + ".unreadable-" + stamp;
   std::error_code ec;
   for (int i = 1; fsys::exists(fsys::symlink_status(aside, ec)); ++i)
-    aside = fmt::format("{}.{}-{}-{}", path.string(), kind, stamp, i);
+    aside = fmt::format("{}.unreadable-{}-{}", path.string(), stamp, i);
   return aside;
 }
 
@@ -141,8 +136,7 @@ bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
   // time (EMFILE, EIO, ...) is left alone and nothing is saved.
   std::string why;
   bool unusable = false;
-  std::size_t skipped_configs = 0;
-  std::optional<TuningDb> merged = read_tuning_db(path, &why, &unusable, &skipped_configs);
+  std::optional<TuningDb> merged = read_tuning_db(path, &why, &unusable);
   if (!merged && !unusable) {
     detail::warn_once("read:" + path.string(),
                       fmt::format("tuning database: {}: {}; results are not saved", path.string(), why));
@@ -162,20 +156,6 @@ bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
     detail::warn_once("aside:" + path.string(),
                       fmt::format("tuning database: {}: {}; kept as {}", path.string(), why, aside.string()));
     merged = TuningDb{};
-  }
-  if (skipped_configs > 0) {
-    // The write below drops the configs this build left out (a newer build
-    // may accept them): a copy of the file as it was stays beside it.
-    const fsys::path real = fsys::is_symlink(fsys::symlink_status(path, ec)) ? fsys::weakly_canonical(path, ec) : path;
-    const fsys::path copy = set_aside_path(real, "dropped");
-    fsys::copy_file(real, copy, ec);
-    if (ec) {
-      detail::warn_once("dropped:" + path.string(),
-                        fmt::format("tuning database: {}: cannot keep a copy before dropping {} config(s) ({}); "
-                                    "results are not saved",
-                                    path.string(), skipped_configs, ec.message()));
-      return false;
-    }
   }
   merged->merge(db);
   if (!db.environment.gpu_name.empty()) merged->environment = db.environment;

@@ -187,15 +187,15 @@ class TuningDb {
 const TuningDb& builtin_tuning_db();
 
 // JSON (schema "fusedsample-tuning", version 1). from_json throws FileError
-// naming `source` and the JSON path of the first bad field. With `skipped`
-// (a database read for use: the cache dir's, the built-in tables), a config
-// whose spec this build parses but does not accept (KernelSpec::validate:
-// e.g. a spec an older build tuned that now needs more shared memory than a
-// block has) is left out instead, and a message naming it appended to
-// *skipped; an entry left with no config is left out too.
+// naming `source` and the JSON path of the first bad field. With
+// `invalid_specs` (a database read for use: the cache dir's, the built-in
+// tables), a config whose spec this build parses but does not accept
+// (KernelSpec::validate: e.g. a spec an older build tuned that now needs more
+// shared memory than a block has) is kept instead, as lookup() skips it, and
+// a message naming it appended to *invalid_specs.
 std::string tuning_db_to_json(const TuningDb& db);
 TuningDb tuning_db_from_json(std::string_view text, std::string_view source = "<json>",
-                             std::vector<std::string>* skipped = nullptr);
+                             std::vector<std::string>* invalid_specs = nullptr);
 // Reads a file (FileError if missing/unreadable/invalid) / writes atomically
 // (FileError on failure).
 TuningDb import_tuning_file(const std::filesystem::path& path);
@@ -205,14 +205,12 @@ void export_tuning_file(const TuningDb& db, const std::filesystem::path& path);
 std::optional<std::filesystem::path> tuning_db_path();
 // The persisted database: empty (with one warning) if the file is corrupt
 // or cannot be read, empty if absent; configs whose specs this build does
-// not accept are left out (with one warning listing them). Never throws.
+// not accept are kept, unused (with one warning listing them). Never throws.
 TuningDb load_tuning_db(const std::filesystem::path& path);
 // Merges `db` into the file at `path` (atomic write). A file there that
 // cannot be read is renamed to <path>.unreadable-<UTC time> first (with a
-// warning), not overwritten; one with configs this build does not accept is
-// copied to <path>.dropped-<UTC time> before the write drops them. Returns
-// false with a warning if the directory is not writable or such a file
-// cannot be moved or copied.
+// warning), not overwritten. Returns false with a warning if the directory
+// is not writable or such a file cannot be moved.
 bool save_tuning_db(const TuningDb& db, const std::filesystem::path& path);
 
 // What the sampler should run for `rows` rows of `samples` samples each:

@@ -191,10 +191,11 @@ TEST(TuningJson, RefusesBadSpecStrings) {
 // need more than 227 KiB of shared memory made each whole table unreadable,
 // and every launch ran default_spec (2 x the cycles at N = 256). Read for use
 // (the cache dir's database, the built-in tables), a config whose spec this
-// build parses but no longer accepts is skipped and reported; plain reads
-// (import) stay strict, and a spec this build cannot parse (a newer
-// generator's token) still refuses the file.
-TEST(TuningJson, ReadForUseSkipsConfigsThisBuildNoLongerAccepts) {
+// build parses but no longer accepts is kept and reported, and the lookup
+// skips it (as it skips any invalid stored spec); plain reads (import) stay
+// strict, and a spec this build cannot parse (a newer generator's token)
+// still refuses the file.
+TEST(TuningJson, ReadForUseKeepsConfigsThisBuildNoLongerAcceptsUnused) {
   json doc = sample_json();
   json& cfg = doc["entries"][0]["configs"][0];
   cfg.erase("params");
@@ -207,18 +208,23 @@ TEST(TuningJson, ReadForUseSkipsConfigsThisBuildNoLongerAccepts) {
   EXPECT_NE(skipped[0].find("tv256 tn64 td128 s8 w4x2"), std::string::npos) << skipped[0];
   EXPECT_NE(skipped[0].find("shared memory"), std::string::npos) << skipped[0];
   ASSERT_EQ(db.entries().size(), 2u);
-  ASSERT_EQ(db.entries()[0].configs.size(), 1u);
-  EXPECT_EQ(db.entries()[0].configs[0].spec, kSpecB);
+  ASSERT_EQ(db.entries()[0].configs.size(), 2u);  // kept (a save writes it back), not used:
+  EXPECT_EQ(db.entries()[0].configs[0].spec, "bf16 sm_90 mma_sync tv256 tn64 td128 s8 w4x2");
   EXPECT_EQ(db.entries()[1].configs.size(), 2u);
+  const fs::DeviceIdentity h200{"NVIDIA H200", 132, 9, 0};
+  auto r = db.lookup_at(fs::MatchLevel::exact_device, h200, fs::DType::bf16, 151936, 4096, 8, fs::Arch::sm_90);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->spec.to_string(), kSpecB);  // the faster config does not validate: the next one answers
 
-  // An entry left with no config is left out.
+  // An entry none of whose configs validates answers no lookup.
   doc["entries"][0]["configs"][1].erase("params");
   doc["entries"][0]["configs"][1]["spec"] = "bf16 sm_90 mma_sync tv256 tn64 td128 s9 w4x2";
   skipped.clear();
   const fs::TuningDb rest = fs::tuning_db_from_json(doc.dump(), "test.json", &skipped);
   EXPECT_EQ(skipped.size(), 2u);
-  ASSERT_EQ(rest.entries().size(), 1u);
-  EXPECT_EQ(rest.entries()[0].key.bucket, fs::batch_bucket(1000));
+  ASSERT_EQ(rest.entries().size(), 2u);
+  EXPECT_EQ(rest.entries()[1].key.bucket, fs::batch_bucket(1000));
+  EXPECT_FALSE(rest.lookup_at(fs::MatchLevel::exact_device, h200, fs::DType::bf16, 151936, 4096, 8, fs::Arch::sm_90));
 
   // Whatever else is wrong with the file still refuses it.
   for (const char* bad : {"bf16 sm_90 mma_sync tv128 tn8 td128 s4 w4x1 zz", "bf16 sm_90 logits tv128 tn8"}) {
