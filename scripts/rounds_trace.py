@@ -32,18 +32,17 @@ edit("templates/epilogue_registers.cuh", [
     ("#define FS_PING_PONG 0\n#endif", COUNT),
     ("""    unsigned pend[MI];
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-      pend[mi] = 0;""", """    unsigned pend[MI];
+    for (int mi = 0; mi < MI; ++mi) pend[mi] = 0;""", """    unsigned pend[MI];
     int fs_rounds = 0, fs_passed = 0;
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-      pend[mi] = 0;"""),
+    for (int mi = 0; mi < MI; ++mi) pend[mi] = 0;"""),
     ("""        pend[mi] |= (unsigned)pass << k;
       }
     }""", """        pend[mi] |= (unsigned)pass << k;
       }
-      fs_passed += __reduce_add_sync(0xffffffffu, (unsigned)__popc(pend[mi]));
-    }"""),
+    }
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) fs_passed += __reduce_add_sync(0xffffffffu, (unsigned)__popc(pend[mi]));"""),
     ("""           any = __ballot_sync(0xffffffffu, pend[mi] != 0)) {
         const unsigned mine = any & quad;""", """           any = __ballot_sync(0xffffffffu, pend[mi] != 0)) {
         ++fs_rounds;
