@@ -30,19 +30,17 @@ __device__ unsigned long long fs_rounds_buf[48];'''
 
 edit("templates/epilogue_registers.cuh", [
     ("#define FS_PING_PONG 0\n#endif", COUNT),
-    ("""    unsigned pend[MI];
+    ("""    unsigned pend[MI];\n""", """    unsigned pend[MI];
+    int fs_rounds = 0, fs_passed = 0;\n"""),
+    ("""#endif
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) pend[mi] = 0;""", """    unsigned pend[MI];
-    int fs_rounds = 0, fs_passed = 0;
+    for (int mi = 0; mi < MI; ++mi) {
+      // 4. The passing groups.""", """#endif
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) pend[mi] = 0;"""),
-    ("""        pend[mi] |= (unsigned)pass << k;
-      }
-    }""", """        pend[mi] |= (unsigned)pass << k;
-      }
-    }
+    for (int mi = 0; mi < MI; ++mi) fs_passed += __reduce_add_sync(0xffffffffu, (unsigned)__popc(pend[mi]));
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) fs_passed += __reduce_add_sync(0xffffffffu, (unsigned)__popc(pend[mi]));"""),
+    for (int mi = 0; mi < MI; ++mi) {
+      // 4. The passing groups."""),
     ("""           any = __ballot_sync(0xffffffffu, pend[mi] != 0)) {
         const unsigned mine = any & quad;""", """           any = __ballot_sync(0xffffffffu, pend[mi] != 0)) {
         ++fs_rounds;
