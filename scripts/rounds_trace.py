@@ -32,10 +32,10 @@ edit("templates/epilogue_registers.cuh", [
     ("#define FS_PING_PONG 0\n#endif", COUNT),
     ("""    unsigned pend[MI];\n""", """    unsigned pend[MI];
     int fs_rounds = 0, fs_passed = 0;\n"""),
-    ("""#endif
+    ("""    }
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
-      // 4. The passing groups.""", """#endif
+      // 4. The passing groups.""", """    }
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) fs_passed += __reduce_add_sync(0xffffffffu, (unsigned)__popc(pend[mi]));
 #pragma unroll

@@ -316,41 +316,28 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
     // each test's other loads behind it and the tests one after another:
     // 1.1-1.5 k cycles per tile at T_N = 128, session 44's phase trace.)
     unsigned pend[MI];
-#if FS_PING_PONG
-    // Ping-pong hides this behind the other consumer's MMAs, where only the
-    // instructions count: the branch on the kind skips a row's other test
-    // (session 45, H200, small shape N = 128 under ncu: medians 501.0 k
-    // cycles, 504.6 k with the branch-free tests).
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-      pend[mi] = 0;
-#pragma unroll
-      for (int k = 0; k < H; ++k) {
-        const int col = fs_re_column(lane, k);
-        const float kc = info[2 * TN + col], b = info[TN + col];
-        const bool pass = kc == (float)FS_RE_SAMPLED
-                              ? fs_group_may_win(lmax[mi][k], info[col], sm.gl[(mi * 4 + wq) * TN + col], b)
-                              : kc == (float)FS_RE_GREEDY && !(lmax[mi][k] < fmaxf(b, gmax[k]));
-        pend[mi] |= (unsigned)pass << k;
-      }
-    }
-#else
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) pend[mi] = 0;
 #pragma unroll
     for (int k = 0; k < H; ++k) {
       const int col = fs_re_column(lane, k);
-      const float kc = info[2 * TN + col], b = info[TN + col], inv_tau = info[col];
+      const float kc = info[2 * TN + col], b = info[TN + col];
       const bool sampled = kc == (float)FS_RE_SAMPLED, greedy = kc == (float)FS_RE_GREEDY;
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
-        const float l = lmax[mi][k];
-        const bool pass = (sampled & fs_group_may_win(l, inv_tau, sm.gl[(mi * 4 + wq) * TN + col], b)) |
-                          (greedy & !(l < fmaxf(b, gmax[k])));
+        const float l = lmax[mi][k], gl = sm.gl[(mi * 4 + wq) * TN + col];
+#if FS_PING_PONG
+        // Ping-pong hides this behind the other consumer's MMAs, where only
+        // the instructions count: the branch skips a row's other test
+        // (session 45, H200, small shape N = 128 under ncu: medians 501.0 k
+        // cycles, 504.6 k branch-free).
+        const bool pass = sampled ? fs_group_may_win(l, info[col], gl, b) : greedy && !(l < fmaxf(b, gmax[k]));
+#else
+        const bool pass = (sampled & fs_group_may_win(l, info[col], gl, b)) | (greedy & !(l < fmaxf(b, gmax[k])));
+#endif
         pend[mi] |= (unsigned)pass << k;
       }
     }
-#endif
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
       // 4. The passing groups. A lane's tests are of columns of its own quad
