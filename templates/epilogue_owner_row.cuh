@@ -52,9 +52,11 @@ __device__ __forceinline__ void fs_own_start_sample(fs_own_row& r, const fs_fuse
   }
 }
 
-// Word i (0..3) of a Philox output, without indexing a register array.
+// Word i (0..3) of a Philox output, without indexing a register array: two
+// levels of selects (a chain of comparisons compiled to branches).
 __device__ __forceinline__ fs_u32 fs_own_pick(const fs_philox_ctr& c, int i) {
-  return i == 0 ? c.v[0] : i == 1 ? c.v[1] : i == 2 ? c.v[2] : c.v[3];
+  const fs_u32 lo = (i & 1) ? c.v[1] : c.v[0], hi = (i & 1) ? c.v[3] : c.v[2];
+  return (i & 2) ? hi : lo;
 }
 
 // The exact score of value v (logit l) of the row: its group word and its own.

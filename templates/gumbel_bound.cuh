@@ -46,7 +46,8 @@ __device__ __forceinline__ float fs_gumbel_approx(fs_u32 word) {
 // outer lg2 adds its own, so |g~ - g| stays below the single-word bound plus
 // 2^-22 ln 2 |log2 e| (docs/rng.md section 6; GPU test GumbelBound.*).
 __device__ __forceinline__ float fs_token_gumbel_approx(float a_approx, fs_u32 word, bool lead) {
-  const float e = lead ? a_approx : __fadd_rn(a_approx, fs_exp1_approx(word));
+  const float x = fs_exp1_approx(word);  // before the choice: a select, not a branch around it
+  const float e = lead ? a_approx : __fadd_rn(a_approx, x);
   return __fmul_rn(-0.693147182f, fs_lg2_approx_normal(e));
 }
 

@@ -43,8 +43,10 @@ FS_HD fs_philox_row fs_philox_row_init(fs_u64 seed, fs_u64 offset, fs_u32 sample
   return r;
 }
 
-// The words of groups x0, x0 + 1, ..., x0 + G - 1 (x = vocab_index / 4).
-template <int G>
+// The words of groups x0, x0 + S, ..., x0 + (G - 1) S (x = vocab_index / 4;
+// S = 2: tokens v and v + 8, as a take-up of the register epilogue needs).
+// The G chains are independent, so the scheduler interleaves their rounds.
+template <int G, int S = 1>
 FS_HD void fs_philox_blocks(const fs_philox_row& r, fs_u32 x0, fs_philox_ctr (&out)[G]) {
   const fs_u32 kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
   const fs_u32 kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
@@ -55,7 +57,7 @@ FS_HD void fs_philox_blocks(const fs_philox_row& r, fs_u32 x0, fs_philox_ctr (&o
   for (int j = 0; j < G; ++j) {
     // Round 1: (x, s, off_lo, off_hi) -> (const, const, hi(M0 x) ^ c1, lo(M0 x)).
     fs_u32 h0;
-    const fs_u32 l0 = fs_mulhilo32(kMul0, x0 + (fs_u32)j, &h0);
+    const fs_u32 l0 = fs_mulhilo32(kMul0, x0 + (fs_u32)(S * j), &h0);
     const fs_u32 w2 = h0 ^ r.c1;
     // Round 2: word 0's product is constant (folded into c3).
     fs_u32 h1;

@@ -13,17 +13,17 @@
 
 namespace {
 
-template <int G>
+template <int G, int S = 1>
 void expect_same_words(fs_u64 seed, fs_u64 offset, fs_u32 sample, fs_u32 x0) {
   const fs_philox_row row = fs_philox_row_init(seed, offset, sample);
   fs_philox_ctr got[G];
-  fs_philox_blocks<G>(row, x0, got);
+  fs_philox_blocks<G, S>(row, x0, got);
   for (int j = 0; j < G; ++j) {
-    const fs_u32 x = x0 + (fs_u32)j;
+    const fs_u32 x = x0 + (fs_u32)(S * j);
     const fs_philox_ctr want = fs_noise_block(seed, offset, 4 * (fs_u64)x, sample);
     for (int w = 0; w < 4; ++w)
       ASSERT_EQ(got[j].v[w], want.v[w]) << "seed " << seed << " offset " << offset << " sample " << sample
-                                        << " group " << x << " word " << w << " (G = " << G << ")";
+                                        << " group " << x << " word " << w << " (G = " << G << ", S = " << S << ")";
   }
 }
 
@@ -35,6 +35,7 @@ TEST(PhiloxBatch, SameWordsAsTheNoiseContract) {
     expect_same_words<1>(seed, offset, sample, x0);
     expect_same_words<2>(seed, offset, sample, x0);
     expect_same_words<4>(seed, offset, sample, x0);
+    expect_same_words<2, 2>(seed, offset, sample, x0);  // a take-up's tokens v and v + 8
   }
 }
 
@@ -43,7 +44,10 @@ TEST(PhiloxBatch, EdgeValues) {
   for (fs_u64 seed : edges)
     for (fs_u64 offset : edges)
       for (fs_u32 sample : {0u, 1u, 0xffffffffu})
-        for (fs_u32 x0 : {0u, 1u, 0xfffffffdu, 0xffffffffu}) expect_same_words<4>(seed, offset, sample, x0);
+        for (fs_u32 x0 : {0u, 1u, 0xfffffffdu, 0xffffffffu}) {
+          expect_same_words<4>(seed, offset, sample, x0);
+          expect_same_words<2, 2>(seed, offset, sample, x0);
+        }
 }
 
 // The coop epilogue takes the group words of gumbel_race.cuh from the row's
