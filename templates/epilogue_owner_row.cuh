@@ -52,11 +52,16 @@ __device__ __forceinline__ void fs_own_start_sample(fs_own_row& r, const fs_fuse
   }
 }
 
-// Word i (0..3) of a Philox output, without indexing a register array: two
-// levels of selects (a chain of comparisons compiled to branches).
+// Word i (0..3) of a Philox output, without indexing a register array.
+// SELECT: two levels of selects on the bits of i, where the default chain of
+// comparisons may compile to branches (as fs_token_gumbel_approx's SELECT).
+template <bool SELECT = false>
 __device__ __forceinline__ fs_u32 fs_own_pick(const fs_philox_ctr& c, int i) {
-  const fs_u32 lo = (i & 1) ? c.v[1] : c.v[0], hi = (i & 1) ? c.v[3] : c.v[2];
-  return (i & 2) ? hi : lo;
+  if (SELECT) {
+    const fs_u32 lo = (i & 1) ? c.v[1] : c.v[0], hi = (i & 1) ? c.v[3] : c.v[2];
+    return (i & 2) ? hi : lo;
+  }
+  return i == 0 ? c.v[0] : i == 1 ? c.v[1] : i == 2 ? c.v[2] : c.v[3];
 }
 
 // The exact score of value v (logit l) of the row: its group word and its own.

@@ -152,12 +152,12 @@ __device__ __forceinline__ float fs_re_test_bound(int kind, float bound) {
 template <int NACC, int TN>
 __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const fs_fused_params& p, fs_i64 n0,
                                                  int col, fs_i64 vg, int s, const float* info, fs_u32 gw, int lane) {
+  const float2 l = fs_re_pick<NACC>(acc, col);
   const fs_i64 n = n0 + col;
   const float bound = info[TN + col], inv_tau = info[col];
   const fs_u64* const row_keys = reinterpret_cast<const fs_u64*>(info + 3 * TN);  // [2][TN]: seeds, offsets
   fs_u64* const best = p.best + n * p.num_samples + s;
   if (info[2 * TN + col] == (float)FS_RE_GREEDY) {
-    const float2 l = fs_re_pick<NACC>(acc, col);
     // The quad's largest candidate, one atomic per group (xor 4, 8, 16 keep
     // lane % 4): a token per atomic (session 18) put every block's 16 per
     // group on the same 128 words of p.best while greedy rows had no bound
@@ -186,15 +186,20 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
   // exact score reaches T is folded (below B only when it cannot win: folding
   // any candidate is safe).
   // The two tokens' words (tokens v and v + 8: counters x and x + 2) from
-  // one call, whose two Philox chains interleave; the pick's selects after
-  // it in the source, so that they fill the chains' latency (before the
-  // call, and before the branch on the kind, they ran first, then one chain
-  // after the other).
+  // one call, so that their Philox chains interleave (two calls ran one chain
+  // after the other), then their approximate scores. The cooperative tile
+  // picks each word and its noise with selects (kSelect): the take-up then
+  // has no branch before the exact scores, and the scheduler overlaps the two
+  // tokens' work. Ping-pong keeps the branches, which issue fewer
+  // instructions beside the other consumer's MMAs. Session 46 (H200, ncu,
+  // medians of 10 launches): cooperative small N = 256 677.1 k -> 671.6 k
+  // cycles with selects, 674.7 k with the branches; ping-pong small N = 128
+  // 501.0 k -> 499.4 k with the branches, 502.9 k with selects.
+  constexpr bool kSelect = !FS_PING_PONG;
   const fs_philox_row key = fs_philox_row_init(row_keys[col], row_keys[TN + col], (fs_u32)s);
   const int v_lo = (int)vg + (lane >> 2);  // vg is a group's first index: v & 15 is lane / 4 (+ 8)
   fs_philox_ctr c[2];
   fs_philox_blocks<2, 2>(key, (fs_u32)(v_lo >> 2), c);
-  const float2 l = fs_re_pick<NACC>(acc, col);
   const float thr = bound;
   const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
   const int lead = fs_group_lead(gw);
@@ -203,8 +208,8 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int v = v_lo + 8 * h;
-    word[h] = fs_own_pick(c[h], v & 3);
-    st[h] = __fmaf_rn(h ? l.y : l.x, inv_tau, fs_token_gumbel_approx(a, word[h], (v & 15) == lead));
+    word[h] = fs_own_pick<kSelect>(c[h], v & 3);
+    st[h] = __fmaf_rn(h ? l.y : l.x, inv_tau, fs_token_gumbel_approx<kSelect>(a, word[h], (v & 15) == lead));
   }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {

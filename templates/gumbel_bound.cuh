@@ -45,9 +45,19 @@ __device__ __forceinline__ float fs_gumbel_approx(fs_u32 word) {
 // of fs_exp1_approx (a sum of two positive terms with that error), and the
 // outer lg2 adds its own, so |g~ - g| stays below the single-word bound plus
 // 2^-22 ln 2 |log2 e| (docs/rng.md section 6; GPU test GumbelBound.*).
+// SELECT makes the token's exponential whether or not it is the lead and
+// then chooses: the same value, but a select where the default form may
+// compile to a branch around fs_exp1_approx (which code is faster depends on
+// the caller: session 46's register-epilogue take-up).
+template <bool SELECT = false>
 __device__ __forceinline__ float fs_token_gumbel_approx(float a_approx, fs_u32 word, bool lead) {
-  const float x = fs_exp1_approx(word);  // before the choice: a select, not a branch around it
-  const float e = lead ? a_approx : __fadd_rn(a_approx, x);
+  float e;
+  if (SELECT) {
+    const float x = fs_exp1_approx(word);
+    e = lead ? a_approx : __fadd_rn(a_approx, x);
+  } else {
+    e = lead ? a_approx : __fadd_rn(a_approx, fs_exp1_approx(word));
+  }
   return __fmul_rn(-0.693147182f, fs_lg2_approx_normal(e));
 }
 
