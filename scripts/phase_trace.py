@@ -9,8 +9,9 @@ the cycles of the tile's k-loop (mma) and of each epilogue phase: group maxima
 the take-up rounds (take) and the end-of-sample barrier (endbar), and the
 rounds taken; lane 0 of each warp also splits its take-ups (fs_re_take_group,
 the sampled rows' path) into the pick, the shared-memory loads and (since
-session 46, interleaved with them) the Philox words, then the approximate
-scores, and the exact scores and atomics (whose time
+session 46) the Philox words, then the approximate scores (before session
+46: the pick and loads, then the words and approximate scores), and the
+exact scores and atomics (whose time
 includes other quads' exact scores: the warp runs them in one SIMT stream).
 The 8th launch of each loaded module prints the per-tile means to stderr
 (lines starting TRACE; a launch per benchmark repetition, so use
@@ -36,11 +37,11 @@ USE2 = '  { unsigned d; asm volatile("{.reg .f32 t; add.f32 t, %1, %2; mov.b32 %
 
 edit("templates/epilogue_registers.cuh", [
     ("                                                 int col, fs_i64 vg, int s, const float* info, fs_u32 gw, int lane) {\n"
-     "  const fs_i64 n = n0 + col;",
+     "  const float2 l = fs_re_pick<NACC>(acc, col);",
      "                                                 int col, fs_i64 vg, int s, const float* info, fs_u32 gw, int lane,\n"
      "                                                 long long* tr) {\n"
      "  const long long t0 = clock64();\n"
-     "  const fs_i64 n = n0 + col;"),
+     "  const float2 l = fs_re_pick<NACC>(acc, col);"),
     ("  const int lead = fs_group_lead(gw);\n  fs_u32 word[2];",
      "  const int lead = fs_group_lead(gw);\n" + USE4 +
      "  const long long t1 = clock64();\n  if (tr) tr[8] += t1 - t0;\n  fs_u32 word[2];"),
