@@ -32,7 +32,9 @@ edit = functools.partial(tree_patch.edit, "phase_trace.py")
 # An asm statement that reads the values, so that the clock64 after it waits for them.
 USE4 = ('  { unsigned d; asm volatile("{.reg .f32 t; add.f32 t, %1, %2; add.f32 t, t, %3; add.f32 t, t, %4; '
         'mov.b32 %0, t;}" : "=r"(d) : "f"(l.x), "f"(l.y), "f"(thr), "f"(a));\n'
-        '    asm volatile("{.reg .u32 t; xor.b32 t, %1, %2; mov.b32 %0, t;}" : "=r"(d) : "r"(key.c4), "r"(d)); }\n')
+        '    asm volatile("{.reg .u32 t; xor.b32 t, %1, %2; xor.b32 t, t, %3; xor.b32 t, t, %4; mov.b32 %0, t;}" : "=r"(d) '
+        ': "r"(key.c4), "r"(d), "r"(c[0].v[0] ^ c[0].v[1] ^ c[0].v[2] ^ c[0].v[3]), '
+        '"r"(c[1].v[0] ^ c[1].v[1] ^ c[1].v[2] ^ c[1].v[3])); }\n')
 USE2 = '  { unsigned d; asm volatile("{.reg .f32 t; add.f32 t, %1, %2; mov.b32 %0, t;}" : "=r"(d) : "f"(st[0]), "f"(st[1])); }\n'
 
 edit("templates/epilogue_registers.cuh", [
@@ -108,7 +110,7 @@ tree_patch.add_launch_hook("phase_trace.py", "trace_tick", "  if (++launches_ !=
                "take {:.0f} endbar {:.0f} rounds {:.2f} total/tile {:.0f}\n", w, r[9], r[7] / double(r[9] ? r[9] : 1),
                r[0] / t, r[1] / t, r[2] / t, r[3] / t, r[4] / t, r[5] / t, r[6] / t, r[8] / (t + r[9]));
     const double calls = r[14] ? double(r[14]) : 1.0;
-    fmt::print(stderr, "TRACE w{:2} lane 0's take-ups {}, cycles each: pick+loads {:.0f} philox+approx {:.0f} "
+    fmt::print(stderr, "TRACE w{:2} lane 0's take-ups {}, cycles each: pick+loads+philox {:.0f} approx {:.0f} "
                "exact+atomics {:.0f} (an exact score in its quad in {:.0f}% of them)\n", w, r[14], r[10] / calls,
                r[11] / calls, r[12] / calls, 100.0 * r[13] / calls);
   }

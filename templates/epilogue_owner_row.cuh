@@ -57,7 +57,7 @@ __device__ __forceinline__ void fs_own_start_sample(fs_own_row& r, const fs_fuse
 // comparisons may compile to branches (as fs_token_gumbel_approx's SELECT).
 template <bool SELECT = false>
 __device__ __forceinline__ fs_u32 fs_own_pick(const fs_philox_ctr& c, int i) {
-  if (SELECT) {
+  if constexpr (SELECT) {
     const fs_u32 lo = (i & 1) ? c.v[1] : c.v[0], hi = (i & 1) ? c.v[3] : c.v[2];
     return (i & 2) ? hi : lo;
   }

@@ -142,13 +142,14 @@ __device__ __forceinline__ float fs_re_test_bound(int kind, float bound) {
 // Step 4 for one passing (column col, this warp's group of block mi): the
 // lanes of col's quad take their two tokens (rows lane/4 and lane/4 + 8 of
 // the group) each: the token's approximate score first (gumbel_bound.cuh:
-// one Philox call for the lane's two words, three SFU logarithms each), and
-// only where that reaches the threshold T(B) the exact score (the
-// contract's formula, as fs_own_exact_score), folded when it reaches T(B); greedy rows their
-// logit (the quad's largest one). col must be of the calling quad (col / 2 %
-// 4 == lane % 4), all 8 lanes of it calling. gw: the group's
-// word; vg: the group's first vocabulary index; info: the consumer's values
-// per column (fs_re_tile), the rows' seeds and offsets after them.
+// one Philox call for the lane's two words, two SFU logarithms per token
+// and one for the group word), and only where that reaches the threshold
+// T(B) the exact score (the contract's formula, as fs_own_exact_score),
+// folded when it reaches T(B); greedy rows their logit (the quad's largest
+// one). col must be of the calling quad (col / 2 % 4 == lane % 4), all 8
+// lanes of it calling. gw: the group's word; vg: the group's first
+// vocabulary index; info: the consumer's values per column (fs_re_tile), the
+// rows' seeds and offsets after them.
 template <int NACC, int TN>
 __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const fs_fused_params& p, fs_i64 n0,
                                                  int col, fs_i64 vg, int s, const float* info, fs_u32 gw, int lane) {
@@ -193,10 +194,11 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
   // tokens' work. Ping-pong keeps the branches, which issue fewer
   // instructions beside the other consumer's MMAs. Session 46 (ncu, medians
   // of 10 launches): H200 small N = 256 674.6 k -> 669.9 k cycles, large
-  // 1.107 M -> 1.103 M; H100 733.1 k -> 726.6 k, 1.186 M -> 1.179 M; with
-  // branches instead of selects the cooperative tile kept about half of it
-  // (677.1 k -> 674.7 k against 671.6 k), and ping-pong (small N = 128) lost
-  // 0.4 % with selects (502.9 k against 501.0 k) and nothing with branches.
+  // 1.107 M -> 1.103 M; H100 733.1 k -> 726.6 k, 1.186 M -> 1.179 M. In its
+  // call 2 (H200), with branches instead of selects the cooperative tile
+  // kept about half of that (677.1 k -> 674.7 k against 671.6 k), and
+  // ping-pong (small N = 128) lost 0.4 % with selects (502.9 k against
+  // 501.0 k) and nothing with branches.
   constexpr bool kSelect = !FS_PING_PONG;
   const fs_philox_row key = fs_philox_row_init(row_keys[col], row_keys[TN + col], (fs_u32)s);
   const int v_lo = (int)vg + (lane >> 2);  // vg is a group's first index: v & 15 is lane / 4 (+ 8)

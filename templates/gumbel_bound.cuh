@@ -52,7 +52,7 @@ __device__ __forceinline__ float fs_gumbel_approx(fs_u32 word) {
 template <bool SELECT = false>
 __device__ __forceinline__ float fs_token_gumbel_approx(float a_approx, fs_u32 word, bool lead) {
   float e;
-  if (SELECT) {
+  if constexpr (SELECT) {
     const float x = fs_exp1_approx(word);
     e = lead ? a_approx : __fadd_rn(a_approx, x);
   } else {

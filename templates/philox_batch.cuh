@@ -1,6 +1,6 @@
 // philox_batch.cuh: the same Philox4x32-10 words as fs_noise_block
-// (philox.cuh), computed for G consecutive vocabulary groups of one (row,
-// sample) at a time with less work per group. The counter is (x, sample,
+// (philox.cuh), computed for G vocabulary groups of one (row, sample) at a
+// time, S groups apart (consecutive by default), with less work per group. The counter is (x, sample,
 // offset_lo, offset_hi) with only x = vocab_index / 4 varying along a row, so:
 //   round 1: the multiply of word 2 (offset_lo) and every xor with sample,
 //            offset_hi or the key are the same for the whole row;

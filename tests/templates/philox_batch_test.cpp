@@ -50,6 +50,24 @@ TEST(PhiloxBatch, EdgeValues) {
         }
 }
 
+// The register epilogue's take-up: a lane holds tokens v and v + 8 of a
+// 16-token group (v = 16 k + r, r < 8) and makes both blocks with one
+// stride-2 call from v / 4: they must be the contract's blocks of v and v + 8.
+TEST(PhiloxBatch, TakeUpTokensVAndVPlus8) {
+  std::mt19937_64 rng(46);
+  for (int t = 0; t < 2000; ++t) {
+    const fs_u64 seed = rng(), offset = rng();
+    const fs_u32 sample = (fs_u32)(rng() % 8);
+    const int v = 16 * (int)(rng() % (1u << 26)) + (int)(rng() % 8);
+    fs_philox_ctr got[2];
+    fs_philox_blocks<2, 2>(fs_philox_row_init(seed, offset, sample), (fs_u32)(v >> 2), got);
+    for (int h = 0; h < 2; ++h) {
+      const fs_philox_ctr want = fs_noise_block(seed, offset, (fs_u64)(v + 8 * h), sample);
+      for (int w = 0; w < 4; ++w) ASSERT_EQ(got[h].v[w], want.v[w]) << "v " << v << " token " << h << " word " << w;
+    }
+  }
+}
+
 // The coop epilogue takes the group words of gumbel_race.cuh from the row's
 // constants too (counter word 0 with its top bit set).
 TEST(PhiloxBatch, GroupWordsFromTheRowConstants) {
