@@ -1,7 +1,8 @@
 // philox_batch.cuh: the same Philox4x32-10 words as fs_noise_block
 // (philox.cuh), computed for G vocabulary groups of one (row, sample) at a
-// time, S groups apart (consecutive by default), with less work per group. The counter is (x, sample,
-// offset_lo, offset_hi) with only x = vocab_index / 4 varying along a row, so:
+// time, S groups apart (consecutive by default), with less work per group.
+// The counter is (x, sample, offset_lo, offset_hi) with only x =
+// vocab_index / 4 varying along a row, so:
 //   round 1: the multiply of word 2 (offset_lo) and every xor with sample,
 //            offset_hi or the key are the same for the whole row;
 //   round 2: the multiply of word 0 (from round 1's constant half) too;
