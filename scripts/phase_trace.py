@@ -13,7 +13,9 @@ session 46) the Philox words, then the approximate scores (before session
 46: the pick and loads, then the words and approximate scores), and the
 exact scores and atomics (whose time
 includes other quads' exact scores: the warp runs them in one SIMT stream).
-The 8th launch of each loaded module prints the per-tile means to stderr
+The 8th launch of each loaded module prints the per-tile means to stderr, then
+(since session 47) the same phases of each block's first tile, whose lead
+pass and wait for the other blocks' leads are a phase of their own
 (lines starting TRACE; a launch per benchmark repetition, so use
 --fs_reps >= 8). Phases are approximate: clock64 does not wait for loads and
 shuffles still in flight, so a phase can carry the tail of the one before.
@@ -64,6 +66,7 @@ edit("templates/epilogue_registers.cuh", [
      "#define FS_TR(i) do { tn = clock64(); if (tr) tr[i] += tn - tc; tc = tn; } while (0)"),
     ("  float gmax[H];", "  FS_TR(1);\n  float gmax[H];"),
     ("    fs_named_barrier(2 + c, 128);\n    if (leads) {", "    fs_named_barrier(2 + c, 128);\n    FS_TR(2);\n    if (leads) {"),
+    ("    // 3. The lane's MI x H (column, group) tests", "    FS_TR(13);\n    // 3. The lane's MI x H (column, group) tests"),
     ("#pragma unroll\n    for (int mi = 0; mi < MI; ++mi) {\n      // 4. The passing",
      "    FS_TR(3);\n#pragma unroll\n    for (int mi = 0; mi < MI; ++mi) {\n      // 4. The passing"),
     ("        if (!mine) continue;", "        if (tr) tr[6] += 1;\n        if (!mine) continue;"),
@@ -72,11 +75,11 @@ edit("templates/epilogue_registers.cuh", [
     ("  // The accumulators are left as they are: the next", "  FS_TR(5);\n#undef FS_TR\n  // The accumulators are left as they are: the next"),
 ])
 edit("templates/fused_wgmma_coop.cuh", [
-    ("#ifndef FS_CLUSTER\n", "__device__ unsigned long long fs_trace_buf[16 * 15];\n#ifndef FS_CLUSTER\n"),
+    ("#ifndef FS_CLUSTER\n", "__device__ unsigned long long fs_trace_buf[2 * 16 * 15];\n#ifndef FS_CLUSTER\n"),
     ("""    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
     for (fs_i64 g = first; g < groups; g += step, ++j) {""",
      """    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
-    long long tr[13] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    long long tr[14] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, tr0[14] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const long long tstart = clock64();
     for (fs_i64 g = first; g < groups; g += step, ++j) {"""),
     ("""      fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
@@ -86,8 +89,8 @@ edit("templates/fused_wgmma_coop.cuh", [
      """      const long long ta = clock64();
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
           acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles, nullptr, prep, true);
-      if (j > 0) tr[0] += clock64() - ta;
-      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, mybuf, c, wq, lane, j == 0, rc, j > 0 ? tr : nullptr);
+      (j > 0 ? tr : tr0)[0] += clock64() - ta;
+      fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, mybuf, c, wq, lane, j == 0, rc, j > 0 ? tr : tr0);
       if (j > 0) tr[7] += 1;
     }
     const long long ttot = clock64() - tstart;
@@ -97,10 +100,14 @@ edit("templates/fused_wgmma_coop.cuh", [
       atomicAdd(b + 8, (unsigned long long)ttot);
       atomicAdd(b + 9, 1ull);
       for (int i = 8; i < 13; ++i) atomicAdd(b + 2 + i, (unsigned long long)tr[i]);
+      unsigned long long* const b0 = b + 16 * 15;  // the block's first tile (tr0[13]: its lead pass and wait)
+      for (int i = 0; i < 7; ++i) atomicAdd(b0 + i, (unsigned long long)tr0[i]);
+      atomicAdd(b0 + 7, (unsigned long long)tr0[13]);
+      for (int i = 8; i < 13; ++i) atomicAdd(b0 + 2 + i, (unsigned long long)tr0[i]);
     }"""),
 ])
 tree_patch.add_launch_hook("phase_trace.py", "trace_tick", "  if (++launches_ != 8) return;\n" +
-                           tree_patch.read_device_buffer("fs_trace_buf", 240) + r'''  cu->cuMemcpyDtoH(h, ptr, bytes);
+                           tree_patch.read_device_buffer("fs_trace_buf", 480) + r'''  cu->cuMemcpyDtoH(h, ptr, bytes);
   fmt::print(stderr, "TRACE [{}] cycles per tile after the first; w = 8 x block (0 or 66) + 4 x consumer + warp\n",
              kernel_->spec.to_string());
   for (int w = 0; w < 16; ++w) {
@@ -113,6 +120,15 @@ tree_patch.add_launch_hook("phase_trace.py", "trace_tick", "  if (++launches_ !=
     fmt::print(stderr, "TRACE w{:2} lane 0's take-ups {}, cycles each: pick+loads+philox {:.0f} approx {:.0f} "
                "exact+atomics {:.0f} (an exact score in its quad in {:.0f}% of them)\n", w, r[14], r[10] / calls,
                r[11] / calls, r[12] / calls, 100.0 * r[13] / calls);
+  }
+  for (int w = 0; w < 16; ++w) {  // the block's first tile, one per launch
+    const unsigned long long* r = h + 240 + w * 15;
+    const double t = h[w * 15 + 9] ? double(h[w * 15 + 9]) : 1.0;
+    const double calls = r[14] ? double(r[14]) : 1.0;
+    fmt::print(stderr, "TRACE first tile w{:2} mma+fill {:.0f} gmax {:.0f} info {:.0f} leads+wait {:.0f} tests {:.0f} "
+               "take {:.0f} endbar {:.0f} rounds {:.2f}; lane 0's take-ups {:.1f}, each pick+loads+philox {:.0f} "
+               "approx {:.0f} exact+atomics {:.0f}\n", w, r[0] / t, r[1] / t, r[2] / t, r[7] / t, r[3] / t,
+               r[4] / t, r[5] / t, r[6] / t, r[14] / t, r[10] / calls, r[11] / calls, r[12] / calls);
   }
 ''')
 print("phase_trace.py: trace build applied; revert with: git checkout templates runtime")
