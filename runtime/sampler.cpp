@@ -145,7 +145,6 @@ struct Sampler::Impl {
   // workspace moves with them).
   static constexpr std::size_t kCounterBytes = 4096;
   static constexpr std::size_t kFlagsOffset = 256;
-  static constexpr std::size_t kLeadsOffset = 128;  // the register epilogue's lead count (KernelSpec::reg_epilogue)
   static constexpr std::int64_t kMaxStreamKBlocks = std::int64_t(kCounterBytes - kFlagsOffset) / 4;
   static std::size_t staging_offset(std::int64_t rows, int samples) {
     const std::size_t end = kCounterBytes + std::size_t(rows) * std::size_t(samples) * sizeof(fs_u64);
@@ -239,7 +238,6 @@ struct Sampler::Impl {
     ensure_workspace(workspace_bytes(a.rows, a.num_samples, staging_bytes(spec, blocks)), stream);
     p.done = reinterpret_cast<fs_u32*>(workspace.get());
     p.best = reinterpret_cast<fs_u64*>(workspace.get() + kCounterBytes);
-    p.leads = spec.reg_epilogue ? reinterpret_cast<fs_u32*>(workspace.get() + kLeadsOffset) : nullptr;
     unsigned char* const staging = reinterpret_cast<unsigned char*>(workspace.get() + staging_offset(a.rows, a.num_samples));
     const std::size_t staged = spec.stage_in_l2 ? std::size_t(blocks) * tile_bytes(spec) : 0;
     p.staging = spec.stage_in_l2 ? reinterpret_cast<float*>(staging) : nullptr;

@@ -15,7 +15,7 @@ exact scores and atomics (whose time
 includes other quads' exact scores: the warp runs them in one SIMT stream).
 The 8th launch of each loaded module prints the per-tile means to stderr, then
 (since session 47) the same phases of each block's first tile, whose lead
-pass and wait for the other blocks' leads are a phase of their own
+pass is a phase of their own (until session 47 with the wait for the other blocks' leads)
 (lines starting TRACE; a launch per benchmark repetition, so use
 --fs_reps >= 8). Phases are approximate: clock64 does not wait for loads and
 shuffles still in flight, so a phase can carry the tail of the one before.
@@ -125,7 +125,7 @@ tree_patch.add_launch_hook("phase_trace.py", "trace_tick", "  if (++launches_ !=
     const unsigned long long* r = h + 240 + w * 15;
     const double t = h[w * 15 + 9] ? double(h[w * 15 + 9]) : 1.0;
     const double calls = r[14] ? double(r[14]) : 1.0;
-    fmt::print(stderr, "TRACE first tile w{:2} mma+fill {:.0f} gmax {:.0f} info {:.0f} leads+wait {:.0f} tests {:.0f} "
+    fmt::print(stderr, "TRACE first tile w{:2} mma+fill {:.0f} gmax {:.0f} info {:.0f} leads {:.0f} tests {:.0f} "
                "take {:.0f} endbar {:.0f} rounds {:.2f}; lane 0's take-ups {:.1f}, each pick+loads+philox {:.0f} "
                "approx {:.0f} exact+atomics {:.0f}\n", w, r[0] / t, r[1] / t, r[2] / t, r[7] / t, r[3] / t,
                r[4] / t, r[5] / t, r[6] / t, r[14] / t, r[10] / calls, r[11] / calls, r[12] / calls);

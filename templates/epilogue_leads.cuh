@@ -53,30 +53,12 @@ __device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], con
   return best;
 }
 
-// Cycles a block waits at most for the other blocks' leads (about 10 us).
-#ifndef FS_RE_LEAD_WAIT
-#define FS_RE_LEAD_WAIT 20000
-#endif
-
-// After its first tile's leads of sample 0 are in p.best: count this block,
-// then wait until every block of the launch has counted (or FS_RE_LEAD_WAIT
-// cycles passed), so that the bound read next is the best lead of every
-// block's first tile, not only this tile's. The persistent grid's blocks are
-// all resident and start their first tiles together, so the wait is their
-// skew; the limit keeps a block that cannot meet the others (not resident,
-// no first tile) from holding the rest longer. Only the bound's height
-// depends on it, never a sample: any bound read is a candidate's score.
-// Sample 0 only (session 38): a wait per sample lined every block up with
-// the slowest after each sample's take-ups, whose time differs from block to
-// block, and made launches of 4 and 16 samples per row 9-54 % slower
-// (ping-pong the most: its other consumer waits in turn). Later samples'
-// leads are folded the same way, without the wait.
-__device__ __forceinline__ void fs_re_wait_leads(const fs_fused_params& p) {
-  __threadfence();  // the block's leads (ordered before by the named barrier) before its count
-  atomicAdd(p.leads, 1u);
-  const fs_u32 all = gridDim.x;
-  const long long t0 = clock64();
-  while (*reinterpret_cast<volatile fs_u32*>(p.leads) < all && clock64() - t0 < FS_RE_LEAD_WAIT) {
-  }
-  __threadfence();
-}
+// A block reads its rows' bounds back right after folding its own first tile's
+// leads: the bound is the best lead folded so far by any block, at least its own
+// tile's. Until session 47 the block first counted itself and waited (up to 20 k
+// cycles) until every block of the launch had counted, so that the bound was the
+// best lead of the whole first wave. The lead pass and that wait took 8-17 k
+// cycles of a block's first tile (phase trace, H200); without the wait the
+// launches took 0.2-1.4 % fewer cycles (ncu, both shapes, N = 128 and 256: the
+// weaker first bound costs fewer cycles in take-ups than the wait did), so there
+// is none: no block ever waits for another's first tile.

@@ -55,12 +55,11 @@
 // per tile pass after its block's first tile; scripts/rounds_trace.py). Before a block's
 // first tile no bound is known (-inf: every group would pass), so that tile
 // first folds every group's lead (epilogue_leads.cuh), whose
-// score is exact from the group word alone, and waits until every block
-// folded its first tile's leads (fs_re_wait_leads): the bound starts near the
-// best lead of the launch's first wave of tiles, not of one tile. (With
-// stream-K, sk: the block's first sampled unit, a whole tile or a head; when
-// no tile is dealt whole, blocks that start on a tail reach it up to a tile
-// later and the others may stop waiting first: only the bound is lower.)
+// score is exact from the group word alone, then reads the rows' bounds
+// back: the best lead any block folded so far, at least this tile's (no
+// block waits for the others' leads since session 47: epilogue_leads.cuh).
+// (With stream-K, sk: the block's first sampled unit, a whole tile or a
+// head.)
 #pragma once
 #include "fs_params.cuh"
 #include "philox_batch.cuh"
@@ -300,18 +299,14 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
             for (int k = 0; k < 4; ++k) sm.gl[(mi * 4 + k) * TN + col] = rc[q].gn[mi][k];
           if (lb != 0) atomicMax(p.best + (n0 + col) * p.num_samples + s, lb);
         }
-      // Both consumers' leads are in p.best once both have folded; every
-      // block's, once every block has counted (fs_re_wait_leads; sample 0
-      // only, later samples take the leads folded so far): read the rows'
-      // best back as the bounds. (Ping-pong: only consumer 0 has a lead
-      // pass, on the block's first tile; the other consumer multiplies.)
+      // Both consumers' leads are in p.best once both have folded, with
+      // those other blocks folded so far (no waiting for them: epilogue_leads.cuh):
+      // read the rows' best back as the bounds. (Ping-pong: only consumer 0
+      // has a lead pass, on the block's first tile; the other consumer
+      // multiplies.)
 #if FS_PING_PONG
       fs_named_barrier(2 + c, 128);
-      if (s == 0 && tid == 0) fs_re_wait_leads(p);
-      fs_named_barrier(2 + c, 128);
 #else
-      fs_named_barrier(1, 256);
-      if (s == 0 && c == 0 && tid == 0) fs_re_wait_leads(p);
       fs_named_barrier(1, 256);
 #endif
 #pragma unroll

@@ -36,8 +36,6 @@ struct fs_fused_params {
   float* staging;        // wgmma_coop staging its logits in L2 (spec "l2"): one [T_V][T_N] fp32 tile per block; else null
   float* partials;       // wgmma_coop stream-K (spec "sk", stream_k.cuh): one tile's partial sums per block; else null
   fs_u32* sk_flags;      // [blocks]: 1 while a block's partial sums wait to be added; zero between launches
-  fs_u32* leads;         // register epilogue (spec "re"): blocks whose first tile folded sample 0's leads;
-                         // zero between launches (the last block resets it)
 };
 
 #if defined(__CUDACC__)

@@ -328,8 +328,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       }
       // Consumer 0's first tile folds every group's lead first (the rows' bounds).
       // In a cluster an empty tile (past the vocabulary) is sampled too: it
-      // yields no candidate (every one is checked against V), and its block
-      // still counts its leads (fs_re_wait_leads).
+      // yields no candidate (every one is checked against V).
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV, n0 = t.ntile * FS_TN;
       const bool leads = c == 0 && j == 0;

@@ -1,7 +1,7 @@
 // reduce.cuh: the end of every fused launch. The tiles already folded their
 // winners into p.best (atomic max of packed candidates); the last block to
-// finish writes each (row, sample)'s index and zeroes p.best, p.done (and
-// p.leads, the register epilogue's count) for the next launch. Rows with an
+// finish writes each (row, sample)'s index and zeroes p.best and p.done for
+// the next launch. Rows with an
 // invalid temperature (negative, NaN, inf, positive below 2^-64) or no
 // candidate (all scores NaN) get index -1.
 #pragma once
@@ -24,8 +24,5 @@ __device__ __forceinline__ void fs_grid_finish(const fs_fused_params& p) {
     if (p.out_is_int64) static_cast<fs_i64*>(p.out)[i] = result;
     else static_cast<int*>(p.out)[i] = (int)result;
   }
-  if (threadIdx.x == 0) {
-    atomicExch(p.done, 0u);
-    if (p.leads) atomicExch(p.leads, 0u);  // every block counted its leads before it finished
-  }
+  if (threadIdx.x == 0) atomicExch(p.done, 0u);
 }
