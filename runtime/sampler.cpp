@@ -133,7 +133,7 @@ struct Sampler::Impl {
     return logits_module.load();
   }
 
-  // The block counter (and the register epilogue's lead count), then one
+  // The block counter, then one
   // packed candidate per (row, sample); all are zero between launches (the
   // last block of each launch resets them).
   // Then, for a spec that stages its logits in L2 (KernelSpec::stage_in_l2),

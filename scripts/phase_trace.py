@@ -14,8 +14,8 @@ session 46) the Philox words, then the approximate scores (before session
 exact scores and atomics (whose time
 includes other quads' exact scores: the warp runs them in one SIMT stream).
 The 8th launch of each loaded module prints the per-tile means to stderr, then
-(since session 47) the same phases of each block's first tile, whose lead
-pass is a phase of their own (until session 47 with the wait for the other blocks' leads)
+(since session 47) the same phases of each block's first tile, with its lead
+pass as a phase of its own (until session 47 with the wait for the other blocks' leads)
 (lines starting TRACE; a launch per benchmark repetition, so use
 --fs_reps >= 8). Phases are approximate: clock64 does not wait for loads and
 shuffles still in flight, so a phase can carry the tail of the one before.
@@ -100,7 +100,7 @@ edit("templates/fused_wgmma_coop.cuh", [
       atomicAdd(b + 8, (unsigned long long)ttot);
       atomicAdd(b + 9, 1ull);
       for (int i = 8; i < 13; ++i) atomicAdd(b + 2 + i, (unsigned long long)tr[i]);
-      unsigned long long* const b0 = b + 16 * 15;  // the block's first tile (tr0[13]: its lead pass and wait)
+      unsigned long long* const b0 = b + 16 * 15;  // the block's first tile (tr0[13]: its lead pass)
       for (int i = 0; i < 7; ++i) atomicAdd(b0 + i, (unsigned long long)tr0[i]);
       atomicAdd(b0 + 7, (unsigned long long)tr0[13]);
       for (int i = 8; i < 13; ++i) atomicAdd(b0 + 2 + i, (unsigned long long)tr0[i]);

@@ -7,7 +7,7 @@ Lane 0 of every consumer warp counts, per tile and sample, the groups its
 warp's tests passed and the take-up rounds the warp ran for them (a round:
 each quad of the warp takes up one passing group; a warp runs the rounds of
 its busiest quad, for each 64-row block), split into the block's first tile
-(whose bound is the first wave's leads) and the later ones, with a histogram
+(whose bound is its leads and those other blocks folded before it) and the later ones, with a histogram
 of rounds per warp and tile. Before the 8th launch of a loaded module the host
 resets the counts; after it, it prints one line to stderr (ROUNDS ...).
 Session 23 used it (BENCHMARKS.md "Session 23"):

@@ -58,7 +58,7 @@ __device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], con
 // tile's. Until session 47 the block first counted itself and waited (up to 20 k
 // cycles) until every block of the launch had counted, so that the bound was the
 // best lead of the whole first wave. The lead pass and that wait took 8-17 k
-// cycles of a block's first tile (phase trace, H200); without the wait the
-// launches took 0.2-1.4 % fewer cycles (ncu, both shapes, N = 128 and 256: the
+// cycles of a block's first tile (phase trace, H200); without the wait N = 128
+// takes 0.7-1.8 % fewer cycles and N = 256 the same (ncu, both shapes: the
 // weaker first bound costs fewer cycles in take-ups than the wait did), so there
 // is none: no block ever waits for another's first tile.

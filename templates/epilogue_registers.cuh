@@ -299,9 +299,9 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
             for (int k = 0; k < 4; ++k) sm.gl[(mi * 4 + k) * TN + col] = rc[q].gn[mi][k];
           if (lb != 0) atomicMax(p.best + (n0 + col) * p.num_samples + s, lb);
         }
-      // Both consumers' leads are in p.best once both have folded, with
-      // those other blocks folded so far (no waiting for them: epilogue_leads.cuh):
-      // read the rows' best back as the bounds. (Ping-pong: only consumer 0
+      // Once both consumers have folded, p.best holds this tile's leads and
+      // whatever other blocks folded so far (no waiting for them:
+      // epilogue_leads.cuh): read the rows' best back as the bounds. (Ping-pong: only consumer 0
       // has a lead pass, on the block's first tile; the other consumer
       // multiplies.)
 #if FS_PING_PONG

@@ -60,7 +60,8 @@ struct SearchSpaceOptions {
   // (session 38, one H200: 303 us in a tune, 310-473 us in benches of one
   // set of inputs, 0.80-1.16 x the unfused pipeline, where `tv256 tn128 ...
   // re` stayed at 318-324 us; sessions 36-37 saw the same). The cause, a wait
-  // for every block's leads per sample (epilogue_leads.cuh), is fixed since;
+  // for every block's leads per sample (BENCHMARKS.md session 38; no wait at all
+  // since session 47), is fixed since;
   // after it, in three processes each (session 39, 200 calls back to back),
   // `pp` took 340-352 us against `re`'s 334-340 at S = 4 (fp16: 415-424
   // against 401-410), its calls' range 1.4-7.6 x re's, though it still won 13

@@ -47,7 +47,8 @@ std::int64_t bucket_rows(int bucket);
 // ping-pong took 0.79 x; at S = 16 other forced specs ran 7-17 % faster than
 // the S = 1 winners at N = 1 and 16 (H200, BENCHMARKS.md session 36). Much
 // of the ping-pong figure was the register epilogue waiting for every block
-// once per sample, fixed in session 38 (epilogue_leads.cuh).
+// once per sample, fixed in session 38 (BENCHMARKS.md session 38; since session
+// 47 no block waits for the others' leads at all).
 inline constexpr int kNumSampleBuckets = 3;
 int sample_bucket(int samples);                  // throws InvalidArgument for samples < 1
 std::string_view sample_bucket_label(int bucket);  // "1", "4", "16"
