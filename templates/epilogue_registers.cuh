@@ -299,14 +299,14 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
             for (int k = 0; k < 4; ++k) sm.gl[(mi * 4 + k) * TN + col] = rc[q].gn[mi][k];
           if (lb != 0) atomicMax(p.best + (n0 + col) * p.num_samples + s, lb);
         }
-      // Once both consumers have folded, p.best holds this tile's leads and
+      // Read the rows' best back as the bounds: this tile's leads and
       // whatever other blocks folded so far (no waiting for them:
-      // epilogue_leads.cuh): read the rows' best back as the bounds. (Ping-pong: only consumer 0
-      // has a lead pass, on the block's first tile; the other consumer
-      // multiplies.)
-#if FS_PING_PONG
-      fs_named_barrier(2 + c, 128);
-#else
+      // epilogue_leads.cuh). The cooperative tile first waits for the other
+      // consumer's fold, so that its bound has the whole tile's leads (without
+      // them the first tile's take-ups cost 4-8 % of a launch: session 47's
+      // variant Q). Ping-pong's lead pass is consumer 0's alone (the other
+      // multiplies), and each thread reads back the column it folded itself.
+#if !FS_PING_PONG
       fs_named_barrier(1, 256);
 #endif
 #pragma unroll
