@@ -12,6 +12,7 @@
 # every row one seed.
 # FS_NCU_EXTRA="metric,metric" adds metrics (full names with their .sum/.pct suffix), as in ncu_compare.sh.
 # BENCH=build/bench_X profiles another fusedsample_bench build (scripts/ab_bench_builds.sh says how to make one).
+# FS_SPEC="spec" with LINE=sweep profiles that forced config (--fs_specs) instead of the table's.
 # Clocks are left alone (--clock-control none), as the device notes ask.
 set -uo pipefail
 rows=${1:?rows}; vocab=${2:?vocab}; hidden=${3:?hidden}; count=${4:-40}; line=${5:-cublas}
@@ -21,10 +22,10 @@ tensor=${tensor:-sm__pipe_tensor_op_hmma_cycles_active}
 metrics=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,dram__bytes_read.sum
 metrics+=,dram__bytes_write.sum,lts__t_bytes.sum,$tensor.avg.pct_of_peak_sustained_elapsed
 [[ -n ${FS_NCU_EXTRA:-} ]] && metrics+=,$FS_NCU_EXTRA
-kernels=(); [[ $line == fused ]] && kernels=(-k regex:fs_fused_kernel)  # the bench sets up cuBLAS for every line
+kernels=(); [[ $line == fused || $line == sweep ]] && kernels=(-k regex:fs_fused_kernel)  # the bench sets up cuBLAS for every line
 ncu --clock-control none "${kernels[@]}" --launch-count "$count" --metrics "$metrics" --csv \
   "${BENCH:-./build/fusedsample_bench}" --fs_order=sequential --fs_shapes="$vocab,$hidden" --fs_rows="$rows" --fs_reps=1 \
-  --benchmark_filter="^$line/" >/tmp/ncu_cublas.csv 2>/tmp/ncu_cublas.err
+  ${FS_SPEC:+"--fs_specs=$FS_SPEC"} --benchmark_filter="^$line/" >/tmp/ncu_cublas.csv 2>/tmp/ncu_cublas.err
 python3 - "$metrics" <<'PY'
 import csv, sys, collections
 metrics = sys.argv[1].split(',')
