@@ -31,21 +31,19 @@ __device__ __forceinline__ void fs_re_put_leads(const float (&acc)[MI][NACC], co
     }
 }
 
-// Column col's best lead over its MI x 4 groups (the words from column col of
-// words [MI][4][TN], which the calling thread wrote itself; each lead's exact
-// noise made here from its word: the tests keep only an approximation,
-// fs_re_make_leads), packed (fs_pack_candidate); 0 for none.
+// Column col's best lead over its MI x 4 groups (the words from its own
+// registers; each lead's exact noise made here from its word: the tests keep
+// only an approximation, fs_re_make_leads), packed (fs_pack_candidate); 0 for none.
 template <int MI, int TN>
-__device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32* words, const float* lead_l, float inv_tau,
+__device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], const float* lead_l, float inv_tau,
                                                   fs_i64 v0, fs_i64 vocab, int col) {
   fs_u64 best = 0;
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      const fs_u32 gw = words[(mi * 4 + k) * TN + col];
-      const fs_i64 v = v0 + 64 * mi + 16 * k + fs_group_lead(gw);
-      const float g = fs_token_gumbel(gw, 0u, fs_group_lead(gw));  // the lead's exact noise
+      const fs_i64 v = v0 + 64 * mi + 16 * k + fs_group_lead(gw[mi][k]);
+      const float g = fs_token_gumbel(gw[mi][k], 0u, fs_group_lead(gw[mi][k]));  // the lead's exact noise
       const float sc = FS_FMA(lead_l[(mi * 4 + k) * TN + col], inv_tau, g);
       if (v < vocab && sc == sc) {  // inside the vocabulary; a NaN score never wins
         const fs_u64 key = fs_pack_candidate(sc, (int)v);

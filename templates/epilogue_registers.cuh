@@ -277,7 +277,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       if (s > 0) {
         fs_re_make_words<MI, TN>(rc[q], v0, s, words, col);
 #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) fs_re_make_leads<MI, TN>(rc[q], mi, words, sm.gl, col);
+        for (int mi = 0; mi < MI; ++mi) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);
         fs_re_load_bound<MI>(rc[q], p, n0 + col, s);
       }
       info[TN + col] = fs_re_test_bound(rc[q].kind, rc[q].bound);
@@ -292,10 +292,11 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       for (int q = 0; q < Q; ++q)
         if (fs_re_owns(tid, q, TN) && rc[q].kind == FS_RE_SAMPLED) {
           const int col = tid + 128 * q;
-          const fs_u64 lb = fs_re_best_lead<MI, TN>(words, sm.gl, rc[q].inv_tau, v0, p.vocab, col);
-          // The lead noise back where the leads' logits were (made again from the words).
+          const fs_u64 lb = fs_re_best_lead<MI, TN>(rc[q].gw, sm.gl, rc[q].inv_tau, v0, p.vocab, col);
 #pragma unroll
-          for (int mi = 0; mi < MI; ++mi) fs_re_make_leads<MI, TN>(rc[q], mi, words, sm.gl, col);
+          for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int k = 0; k < 4; ++k) sm.gl[(mi * 4 + k) * TN + col] = rc[q].gn[mi][k];
           if (lb != 0) atomicMax(p.best + (n0 + col) * p.num_samples + s, lb);
         }
       // Read the rows' best back as the bounds: this tile's leads and

@@ -22,20 +22,19 @@
 // Column tid's row and its first sample's sampling inputs, made while the
 // tile's MMAs run (fs_re_prefetch): the row's kind, 1/tau and Philox seed and
 // offset (loaded once per row: a consumer keeps them from tile to tile while
-// its tiles' batch rows stay the same) and the row's bound B. The group words
-// of sample s and the groups' approximate lead noise (the tests' bound on
-// every token's noise, upper bound 1d of docs/rng.md section 6) go to shared
-// memory only (fs_re_make_words, fs_re_make_leads): kept in registers as
-// well, they were 16 more per column slot, live through the k-loop, for the
-// lead pass of a block's first tile alone, which reads its column's words
-// back instead (session 48, ncu, H200, N = 128 and 256: 0.1-0.2 % fewer
-// cycles, within the launches' spread).
+// its tiles' batch rows stay the same); the group words of sample s (gw, also
+// stored to the shared words) and the groups' approximate lead noise gn (to
+// shared memory too: the tests' bound on every token's noise, upper bound 1d
+// of docs/rng.md section 6; the lead pass computes its leads' exact noise
+// from gw); the row's bound B.
 template <int MI>
 struct fs_re_col {
   fs_i64 row = -1;  // the row whose kind, 1/tau, seed and offset these are
   int kind;
   float inv_tau, bound;
   fs_u64 seed, offset;
+  fs_u32 gw[MI][4];
+  float gn[MI][4];
 };
 
 // Row n's kind, 1/tau, seed and offset; false (nothing done) if rc holds them.
@@ -54,7 +53,7 @@ __device__ __forceinline__ bool fs_re_load_row(fs_re_col<MI>& rc, const fs_fused
 
 // The group words of sample s for vocabulary rows v0 .. v0 + 64 MI (one
 // Philox call per 64-row block: the four groups of the four warps), to
-// column col of words [MI][4][TN].
+// registers and to column col of words [MI][4][TN].
 template <int MI, int TN>
 __device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, int s, fs_u32* words, int col) {
   if (rc.kind != FS_RE_SAMPLED) return;
@@ -64,21 +63,26 @@ __device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, i
     fs_philox_ctr g[1];
     fs_philox_blocks<1>(key, fs_group_ctr((fs_u64)(v0 + 64 * mi)), g);
 #pragma unroll
-    for (int k = 0; k < 4; ++k) words[(mi * 4 + k) * TN + col] = g[0].v[k];
+    for (int k = 0; k < 4; ++k) {
+      rc.gw[mi][k] = g[0].v[k];
+      words[(mi * 4 + k) * TN + col] = g[0].v[k];
+    }
   }
 }
 
 // The approximate lead noise of block mi's four groups (fs_group_lead_approx:
 // within FS_GUMBEL_APPROX_ERR of the lead's exact noise, which bounds every
 // exact noise of the group; two SFU logarithms each, where the exact noise
-// takes two fs_logs), from column col of words to column col of gl
-// [MI][4][TN]; after fs_re_make_words (the same thread's slots: no barrier).
+// takes two fs_logs), to registers and to column col of gl [MI][4][TN]; after
+// fs_re_make_words.
 template <int MI, int TN>
-__device__ __forceinline__ void fs_re_make_leads(const fs_re_col<MI>& rc, int mi, const fs_u32* words, float* gl,
-                                                 int col) {
+__device__ __forceinline__ void fs_re_make_leads(fs_re_col<MI>& rc, int mi, float* gl, int col) {
   if (rc.kind != FS_RE_SAMPLED) return;
 #pragma unroll
-  for (int k = 0; k < 4; ++k) gl[(mi * 4 + k) * TN + col] = fs_group_lead_approx(words[(mi * 4 + k) * TN + col]);
+  for (int k = 0; k < 4; ++k) {
+    rc.gn[mi][k] = fs_group_lead_approx(rc.gw[mi][k]);
+    gl[(mi * 4 + k) * TN + col] = rc.gn[mi][k];
+  }
 }
 
 // The row's bound for sample s: the best score folded into p.best so far.
@@ -137,8 +141,7 @@ struct fs_re_prefetch {
       if (kt == kw) fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, col);
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
-        if (kt == (kw + 1 + mi < ktiles ? kw + 1 + mi : ktiles - 1))
-          fs_re_make_leads<MI, TN>(rc[q], mi, sm.words, sm.gl, col);
+        if (kt == (kw + 1 + mi < ktiles ? kw + 1 + mi : ktiles - 1)) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);
       if (kt == ktiles - 1) fs_re_load_bound<MI>(rc[q], p, n + 128 * q, 0);  // to shared memory after the MMAs
     }
   }
