@@ -143,8 +143,21 @@ bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
     return false;
   }
   if (!merged) {
-    // Through a link: the file it points to is set aside (the link stays, and the save writes through it).
-    const fsys::path real = fsys::is_symlink(fsys::symlink_status(path, ec)) ? fsys::weakly_canonical(path, ec) : path;
+    // Through a link: the file it points to is set aside (the link stays, and the save writes through it), if
+    // it is a regular file. What a link names that is no regular file (/dev/null, a FIFO, a directory) is left
+    // as it is and nothing is saved: until session 48 it was renamed, /dev/null included when run as root.
+    std::string link_error;
+    const std::optional<fsys::path> target = detail::link_target(path, &link_error);
+    if (!target || (*target != path && !fsys::is_regular_file(fsys::symlink_status(*target, ec)))) {
+      detail::warn_once("aside:" + path.string(),
+                        fmt::format("tuning database: {}: {}; {}; results are not saved", path.string(), why,
+                                    target ? fmt::format("the link's target {} is not a regular file and is left as "
+                                                         "it is",
+                                                         target->string())
+                                           : link_error));
+      return false;
+    }
+    const fsys::path real = *target;
     const fsys::path aside = set_aside_path(real);
     fsys::rename(real, aside, ec);
     if (ec) {

@@ -21,6 +21,24 @@
 namespace fusedsample::detail {
 namespace fsys = std::filesystem;
 
+std::optional<fsys::path> link_target(const fsys::path& path, std::string* error) {
+  fsys::path at = path;
+  std::error_code ec;
+  // Hop by hop (weakly_canonical returned a dangling link's own path, so a
+  // write replaced the link with a file).
+  for (int hop = 0; hop < 40; ++hop) {
+    if (!fsys::is_symlink(fsys::symlink_status(at, ec))) return at;
+    const fsys::path to = fsys::read_symlink(at, ec);
+    if (ec) {
+      if (error) *error = "cannot read the link " + at.string() + ": " + ec.message();
+      return std::nullopt;
+    }
+    at = to.is_absolute() ? to : at.parent_path() / to;
+  }
+  if (error) *error = "too many levels of symbolic links at " + path.string();
+  return std::nullopt;
+}
+
 bool write_file_atomic(const fsys::path& link_or_path, std::string_view bytes, std::string* error) {
   auto fail = [&](const std::string& what, int err) {
     if (error) *error = what + ": " + std::strerror(err);
@@ -28,12 +46,22 @@ bool write_file_atomic(const fsys::path& link_or_path, std::string_view bytes, s
   };
   std::error_code ec;
   // Through a symbolic link: its target is replaced (renaming over the link
-  // would replace the link and leave the target as it was).
+  // would replace the link and leave the target as it was), if it is a
+  // regular file or absent. A link to anything else (/dev/null, a FIFO, a
+  // directory) is refused: renaming over its target would replace a device
+  // node or another program's FIFO outside the cache (session 48).
   const bool link = fsys::is_symlink(fsys::symlink_status(link_or_path, ec));
-  const fsys::path path = link ? fsys::weakly_canonical(link_or_path, ec) : link_or_path;
-  if (link && ec) {
-    if (error) *error = "cannot resolve the link " + link_or_path.string() + ": " + ec.message();
-    return false;
+  fsys::path path = link_or_path;
+  if (link) {
+    const std::optional<fsys::path> target = link_target(link_or_path, error);
+    if (!target) return false;
+    path = *target;
+    const fsys::file_status st = fsys::symlink_status(path, ec);
+    if (fsys::exists(st) && !fsys::is_regular_file(st)) {
+      if (error)
+        *error = link_or_path.string() + " is a link to " + path.string() + ", which is not a regular file; not replaced";
+      return false;
+    }
   }
   const fsys::path dir = path.parent_path().empty() ? fsys::path(".") : path.parent_path();
   fsys::create_directories(dir, ec);

@@ -13,10 +13,16 @@ namespace fusedsample::detail {
 
 // Writes `bytes` to `path` atomically, creating parent directories. A
 // symbolic link at `path` stays: the file it points to is replaced, in its
-// own directory (which must be writable) and keeping its permission bits.
-// Returns false (with the reason in *error) instead of throwing on I/O
-// failure.
+// own directory (which must be writable) and keeping its permission bits,
+// or created if absent; a link to something that is not a regular file (a
+// device, a FIFO, a directory) is refused. Returns false (with the reason in
+// *error) instead of throwing on I/O failure.
 bool write_file_atomic(const std::filesystem::path& path, std::string_view bytes, std::string* error);
+
+// What `path` names once every symbolic link on its last component is
+// followed, hop by hop (the final path may not exist); `path` itself if it is
+// no link. nullopt (the reason in *error) for an unreadable link or a loop.
+std::optional<std::filesystem::path> link_target(const std::filesystem::path& path, std::string* error);
 
 // A user's output file (`export -o`): into an existing FIFO, character
 // device or the like as a plain write (a reader gets the bytes), else

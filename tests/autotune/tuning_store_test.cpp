@@ -3,6 +3,7 @@
 // files, and tuned_spec() reading <cache dir>/tuning.json.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -155,6 +156,26 @@ TEST_F(TuningStoreTest, SaveKeepsAnUnreadableDatabaseAside) {
   // A second save of a readable database sets nothing more aside.
   ASSERT_TRUE(fs::save_tuning_db(incoming, path));
   EXPECT_EQ(set_aside(path).size(), 1u);
+}
+
+// tuning.json a link to what is not a regular file (a FIFO here; /dev/null
+// as the helper of session 48 found, run as root): the read fails ("not a
+// regular file") and the save leaves the target as it is and saves nothing.
+// Until session 48 the save set the target aside, renaming /dev/null.
+TEST_F(TuningStoreTest, SaveLeavesALinksTargetThatIsNotARegularFile) {
+  const fsys::path fifo = dir_ / "elsewhere.fifo", path = dir_ / "tuning.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  fsys::create_symlink(fifo, path);
+  fs::TuningDb incoming;
+  incoming.record(key8(), {kSpec, 12.0, 9.0, "t2"});
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(fs::save_tuning_db(incoming, path));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+  EXPECT_TRUE(fsys::is_fifo(fsys::symlink_status(fifo))) << "the link's target was moved or replaced";
+  EXPECT_TRUE(fsys::is_symlink(fsys::symlink_status(path)));
+  EXPECT_TRUE(set_aside(fifo).empty());
+  EXPECT_TRUE(set_aside(path).empty());
 }
 
 // A config whose spec this build parses but no longer accepts (here one that

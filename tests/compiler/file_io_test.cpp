@@ -104,6 +104,51 @@ TEST_F(FileIoTest, AtomicWriteThroughASymbolicLink) {
   EXPECT_EQ(read_text(target), "new");
 }
 
+// A link to what is not a regular file is refused and its target left as it
+// is: until session 48 the rename replaced the target, so a cache module or
+// tuning.json linked to /dev/null (run as root) replaced /dev/null with a
+// regular file. (A FIFO and a directory stand in for a device here: creating
+// device nodes needs root.)
+TEST_F(FileIoTest, AtomicWriteRefusesALinkToWhatIsNotARegularFile) {
+  const fsys::path fifo = dir_ / "a.fifo", to_fifo = dir_ / "to_fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  fsys::create_symlink(fifo, to_fifo);
+  std::string error;
+  EXPECT_FALSE(fs::detail::write_file_atomic(to_fifo, "new", &error));
+  EXPECT_NE(error.find("not a regular file"), std::string::npos) << error;
+  EXPECT_TRUE(fsys::is_fifo(fsys::symlink_status(fifo))) << "the FIFO was replaced";
+  EXPECT_TRUE(fsys::is_symlink(to_fifo));
+
+  const fsys::path sub = dir_ / "sub", to_dir = dir_ / "to_dir.json";
+  fsys::create_directories(sub);
+  fsys::create_symlink(sub, to_dir);
+  error.clear();
+  EXPECT_FALSE(fs::detail::write_file_atomic(to_dir, "new", &error));
+  EXPECT_NE(error.find("not a regular file"), std::string::npos) << error;
+  EXPECT_TRUE(fsys::is_directory(fsys::symlink_status(sub)));
+}
+
+// A dangling link gets its target created and stays a link (weakly_canonical
+// resolved it to its own path, and the rename replaced the link with a file
+// until session 48); so does a chain of links, relative ones included.
+TEST_F(FileIoTest, AtomicWriteThroughADanglingLinkAndAChain) {
+  const fsys::path target = dir_ / "kept" / "tuning.json", link = dir_ / "tuning.json";
+  fsys::create_directories(target.parent_path());
+  fsys::create_symlink(target, link);
+  std::string error;
+  ASSERT_TRUE(fs::detail::write_file_atomic(link, "first", &error)) << error;
+  EXPECT_TRUE(fsys::is_symlink(fsys::symlink_status(link)));
+  EXPECT_EQ(read_text(target), "first");
+
+  const fsys::path hop = dir_ / "hop.json", start = dir_ / "start.json";
+  fsys::create_symlink("kept/tuning.json", hop);  // relative to the link's directory
+  fsys::create_symlink(hop, start);
+  ASSERT_TRUE(fs::detail::write_file_atomic(start, "second", &error)) << error;
+  EXPECT_TRUE(fsys::is_symlink(fsys::symlink_status(start)));
+  EXPECT_TRUE(fsys::is_symlink(fsys::symlink_status(hop)));
+  EXPECT_EQ(read_text(target), "second");
+}
+
 // `export -o FIFO` (or a device): a reader gets the bytes; until session 40
 // the FIFO was replaced by a regular file and the reader got nothing.
 TEST_F(FileIoTest, OutputFileIntoAFifo) {
