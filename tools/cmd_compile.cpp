@@ -3,13 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <fstream>
 #include <optional>
 #include <set>
 
+#include "compiler/file_io.hpp"
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/disk_cache.hpp"
 #include "fusedsample/errors.hpp"
@@ -69,9 +67,10 @@ void write_output(const std::optional<std::string>& path, const std::string& dat
     fmt::print("{}", data);
     return;
   }
-  std::ofstream f(*path, std::ios::binary);
-  if (f) f.write(data.data(), std::streamsize(data.size()));
-  if (!f) throw FileError(fmt::format("cannot write '{}': {}", *path, std::strerror(errno)));
+  // The export's writer (a regular file atomically, a FIFO or device with plain writes, every error reported):
+  // an ofstream checked before its flush let a failed write of a small output end in exit code 0 (session 48).
+  std::string error;
+  if (!detail::write_output_file(*path, data, &error)) throw FileError(error);  // the error names the file
 }
 
 }  // namespace

@@ -109,6 +109,19 @@ TEST_F(CliBadInput, StdoutThatCannotBeWritten) {
   }
 }
 
+// `compile -o FILE` that could not be written: until session 48 the stream
+// was checked before its buffer was flushed, so an output smaller than the
+// buffer (every --emit source) that failed ended in exit code 0.
+TEST_F(CliBadInput, CompileOutputFileThatCannotBeWritten) {
+  if (!fsys::exists("/dev/full")) GTEST_SKIP() << "this machine has no /dev/full";
+  for (const char* emit : {"source", "cubin-info"}) {
+    const auto r = run_cli(dir_, std::string("compile --spec 'bf16 sm_90 mma_sync tv128 tn8 td128 s2 w4x1' --emit ") +
+                                     emit + " -o /dev/full");
+    EXPECT_EQ(r.code, 1) << emit << ": " << r.output;
+    EXPECT_NE(r.output.find("/dev/full"), std::string::npos) << emit << ": " << r.output;
+  }
+}
+
 // Arguments after help or --version were ignored (exit 0) until session 40;
 // `help COMMAND` is the command's --help.
 TEST_F(CliBadInput, HelpAndVersionTakeNoStrayArguments) {
