@@ -193,7 +193,7 @@ std::optional<std::string> read_cache_file(const fsys::path& path, std::string* 
   return data;
 }
 
-std::optional<std::string> read_file(const fsys::path& path, std::string* error) {
+std::optional<std::string> read_file(const fsys::path& path, std::string* error, std::size_t max_bytes) {
   if (error) error->clear();
   std::error_code ec;
   if (fsys::is_directory(path, ec)) {  // an ifstream opens a directory and throws on its first read
@@ -206,7 +206,16 @@ std::optional<std::string> read_file(const fsys::path& path, std::string* error)
     return std::nullopt;
   }
   try {
-    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // In pieces, up to max_bytes: `import /dev/zero` read until memory ran out until session 48.
+    std::string data;
+    char piece[1 << 16];
+    while (in.read(piece, sizeof piece) || in.gcount() > 0) {
+      if (data.size() + std::size_t(in.gcount()) > max_bytes) {
+        if (error) *error = "cannot read " + path.string() + ": more than " + std::to_string(max_bytes) + " bytes";
+        return std::nullopt;
+      }
+      data.append(piece, std::size_t(in.gcount()));
+    }
     if (in.bad()) {
       if (error) *error = "cannot read " + path.string();
       return std::nullopt;

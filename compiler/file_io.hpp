@@ -30,9 +30,11 @@ std::optional<std::filesystem::path> link_target(const std::filesystem::path& pa
 bool write_output_file(const std::filesystem::path& path, std::string_view bytes, std::string* error);
 
 // Whole file contents; nullopt if it does not exist or cannot be read (the
-// reason, if any, in *error; empty when the file is simply absent). Reads
-// what a user names (a FIFO too, e.g. `import <(...)`).
-std::optional<std::string> read_file(const std::filesystem::path& path, std::string* error);
+// reason, if any, in *error; empty when the file is simply absent), or holds
+// more than `max_bytes`. Reads what a user names (a FIFO too, e.g.
+// `import <(...)`).
+std::optional<std::string> read_file(const std::filesystem::path& path, std::string* error,
+                                     std::size_t max_bytes = std::size_t(1) << 30);
 
 // The same for files of our own caches: only a regular file of at most
 // `max_bytes` is read (opened without blocking, so a FIFO or device put in

@@ -90,6 +90,20 @@ TEST_F(FileIoTest, CacheReadsHaveASizeLimit) {
   EXPECT_TRUE(error.empty()) << "an absent file is not an error: " << error;
 }
 
+// What a user names is read up to a limit (1 GiB by default): `import
+// /dev/zero` read until memory ran out until session 48.
+TEST_F(FileIoTest, UserFileReadsHaveASizeLimit) {
+  const fsys::path p = dir_ / "ten";
+  std::ofstream(p, std::ios::binary) << "0123456789";
+  std::string error;
+  EXPECT_EQ(fs::detail::read_file(p, &error, 10), "0123456789");
+  EXPECT_FALSE(fs::detail::read_file(p, &error, 9).has_value());
+  EXPECT_NE(error.find("more than 9 bytes"), std::string::npos) << error;
+  if (!fsys::exists("/dev/zero")) GTEST_SKIP() << "this machine has no /dev/zero";
+  EXPECT_FALSE(fs::detail::read_file("/dev/zero", &error, 1 << 20).has_value());
+  EXPECT_NE(error.find("more than 1048576 bytes"), std::string::npos) << error;
+}
+
 // A symbolic link (e.g. a tuning.json kept with one's dotfiles) stays a link
 // and its target gets the bytes; until session 40 the rename replaced the
 // link and left the target as it was.
