@@ -217,7 +217,10 @@ void KernelSpec::validate() const {
       break;
     }
   }
-  if (shared_bytes() > 227 * 1024) bad(fmt::format("needs {} bytes of shared memory (> 227 KiB)", shared_bytes()));
+  // The arch's own limit (until session 48 only Hopper's 227 KiB was checked: an sm_86 spec needing 181 KiB
+  // compiled, and could never launch on any sm_86 GPU).
+  if (const std::size_t limit = shared_memory_limit(arch); shared_bytes() > limit)
+    bad(fmt::format("needs {} bytes of shared memory (> {} KiB on {})", shared_bytes(), limit / 1024, fusedsample::to_string(arch)));
 }
 
 KernelSpec binary_spec(const KernelSpec& spec) {

@@ -25,7 +25,7 @@ Loaded load() {
   if (!handle) {
     const char* err = dlerror();
     l.why = fmt::format("no CUDA driver: cannot load {} ({}){}", path, err ? err : "unknown error",
-                        override_path ? " [from FUSEDSAMPLE_LIBCUDA]" : "");
+                        path == override_path ? " [from FUSEDSAMPLE_LIBCUDA]" : "");
     return l;
   }
 #define FS_CU_LOAD(name)                                                                       \
@@ -40,7 +40,10 @@ Loaded load() {
   if (r != CUDA_SUCCESS) {
     const char* name = nullptr;
     l.api.cuGetErrorName(r, &name);
-    l.why = fmt::format("no GPU: cuInit failed with {}", name ? name : std::to_string(int(r)));
+    // The toolkit's stub libcuda.so answers CUDA_ERROR_STUB_LIBRARY and names no error (session 48).
+    if (!name && r == CUDA_ERROR_STUB_LIBRARY) name = "CUDA_ERROR_STUB_LIBRARY";
+    l.why = fmt::format("no GPU: cuInit failed with {}{} (driver library {})", name ? name : std::to_string(int(r)),
+                        r == CUDA_ERROR_STUB_LIBRARY ? ": the CUDA toolkit's stub, not a driver" : "", path);
     return l;
   }
   int count = 0;

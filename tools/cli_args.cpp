@@ -59,6 +59,8 @@ Args ArgParser::parse(const std::vector<std::string>& args) const {
     } else if (a.size() == 2 && a[0] == '-' && a[1] != '-') {
       for (const auto& s : specs_)
         if (s.alias == a[1]) spec = &s;
+    } else if (a == "--") {
+      throw UsageError("unexpected '--': this command takes no arguments but options");
     } else {
       throw UsageError(fmt::format("unexpected argument '{}' (options start with --)", a));
     }

@@ -250,7 +250,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
     throw UsageError(fmt::format("invalid value '{}' for --temperature: must be 0 (greedy) or in [2^-64, 3.4e38] "
                                  "(finite in fp32, at least {})",
                                  *args.get("temperature"), kMinTemperature));
-  c.temperature = float(tau);
+  c.temperature = tau == 0.0 ? 0.0f : float(tau);  // -0 is greedy, printed as 0
   c.seed = args.get_u64("seed", 42);
   c.iters = int(args.get_int("iters", 20, 1, 1000000));
   c.arch = arch_arg(args, Arch::sm_90);

@@ -60,7 +60,14 @@ int cmd_import(const std::vector<std::string>& argv) {
                    "Validates FILE (schema, version, parameter names, every spec) and merges it into\n"
                    "the tuning database, keeping the faster measurement of each config.");
   std::vector<std::string> files, options;  // import has no options but --help
-  for (const auto& a : argv) (a.rfind("-", 0) == 0 ? options : files).push_back(a);
+  bool operands = false;                      // after "--" every argument is a FILE, even one starting with -
+  for (const auto& a : argv) {
+    if (!operands && a == "--") {
+      operands = true;
+      continue;
+    }
+    (!operands && a.rfind("-", 0) == 0 ? options : files).push_back(a);
+  }
   const Args args = parser.parse(options);
   if (args.help_requested()) {
     fmt::print("{}", parser.help());

@@ -31,6 +31,7 @@ TEST(KernelSpec, ValidSpecsPass) {
       spec(DType::bf16, Variant::mma_sync, 128, 16, 64, 4, 4, 1),
       spec(DType::fp16, Variant::mma_sync, 64, 8, 32, 3, 4, 1),
       spec(DType::bf16, Variant::mma_sync, 256, 32, 64, 3, 4, 2),
+      spec(DType::bf16, Variant::mma_sync, 128, 64, 64, 6, 4, 2),  // 181248 bytes: Hopper's 227 KiB (sm_80/86: no)
       spec(DType::fp16, Variant::mma_sync, 16, 8, 16, 2, 1, 1),
       spec(DType::fp32, Variant::simt, 128, 32, 32, 3, 4, 1),
       spec(DType::fp32, Variant::simt, 32, 8, 16, 2, 1, 1),
@@ -111,6 +112,10 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(f, s, 512, 128, 32, 2, 1, 1), false, {"accumulators"}},
       {spec(b, m, 256, 64, 128, 8, 4, 2), false, {"shared memory"}},
       {spec(f, s, 256, 64, 128, 8, 4, 4), false, {"shared memory"}},
+      // The arch's own limit: 181248 bytes are 227 KiB's on Hopper, but more than an sm_86 (99 KiB) or an sm_80
+      // (163 KiB) block gets (until session 48 only 227 KiB was checked, and such a spec compiled).
+      {spec(b, m, 128, 64, 64, 6, 4, 2, Arch::sm_86), false, {"shared memory", "99 KiB on sm_86"}},
+      {spec(b, m, 128, 64, 64, 6, 4, 2, Arch::sm_80), false, {"shared memory", "163 KiB on sm_80"}},
       // wgmma: Hopper's arch-specific target only, 64-deep stages, whole warpgroups.
       {spec(b, w, 128, 64, 64, 3, 4, 1, Arch::sm_90), true, {"wgmma", "sm_90a"}},
       {spec(b, w, 128, 64, 64, 3, 4, 1, Arch::sm_80), true, {"wgmma", "sm_90a"}},

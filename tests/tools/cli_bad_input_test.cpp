@@ -122,6 +122,21 @@ TEST_F(CliBadInput, CompileOutputFileThatCannotBeWritten) {
   }
 }
 
+// Without a driver: the toolkit's stub libcuda.so named no error ("cuInit
+// failed with 34") and an empty FUSEDSAMPLE_LIBCUDA was blamed for loading
+// libcuda.so.1 until session 48.
+TEST_F(CliBadInput, NoDriverMessagesNameTheCause) {
+  const std::string cli = "FUSEDSAMPLE_CACHE_DIR='" + dir_.string() + "' ";
+  auto r = run_command(cli + "FUSEDSAMPLE_LIBCUDA= '" FUSEDSAMPLE_CLI "' info");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("[from FUSEDSAMPLE_LIBCUDA]"), std::string::npos) << r.output;
+  const std::string stub = std::string(FUSEDSAMPLE_CUDA_LIB_DIR) + "/stubs/libcuda.so";
+  if (!fsys::exists(stub)) GTEST_SKIP() << "no CUDA toolkit stub at " << stub;
+  r = run_command(cli + "FUSEDSAMPLE_LIBCUDA='" + stub + "' '" FUSEDSAMPLE_CLI "' info");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("CUDA_ERROR_STUB_LIBRARY"), std::string::npos) << r.output;
+}
+
 // Arguments after help or --version were ignored (exit 0) until session 40;
 // `help COMMAND` is the command's --help.
 TEST_F(CliBadInput, HelpAndVersionTakeNoStrayArguments) {

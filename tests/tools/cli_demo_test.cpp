@@ -19,6 +19,15 @@ namespace {
 
 using fusedsample::testing::run_cli;
 
+// --temperature -0 is greedy and printed as 0 (until session 48 "temperature=-0").
+TEST(CliDemo, NegativeZeroTemperatureIsGreedy) {
+  const auto dir = std::filesystem::temp_directory_path() / ("fs-cli-demo0-" + std::to_string(::getpid()));
+  const auto r = run_cli(dir, "demo --vocab 3001 --hidden 128 --rows 1 --temperature -0 --check-rows 1 --iters 1");
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find(" temperature=0 "), std::string::npos) << r.output;
+}
+
 TEST(CliDemo, RunsTheReadmeJobAtASmallShape) {
   const auto dir = std::filesystem::temp_directory_path() / ("fs-cli-demo-" + std::to_string(::getpid()));
   const int V = 3001, rows = 4, samples = 2;

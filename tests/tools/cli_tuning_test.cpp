@@ -28,6 +28,18 @@ class CliTuning : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// `import -- FILE` takes FILE as a file even when it starts with '-'; until
+// session 48 "--" was "unexpected argument '--' (options start with --)".
+TEST_F(CliTuning, ImportTakesFilesAfterDoubleDash) {
+  const std::string file = "-entries.json";  // relative: the command runs in dir_
+  Result r = run_cli(dir_ / "a", "export --builtin --gpu 'NVIDIA H200' -o '" + (dir_ / file).string() + "'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = fusedsample::testing::run_command("cd '" + dir_.string() + "' && FUSEDSAMPLE_CACHE_DIR='" + (dir_ / "b").string() +
+                                        "' '" FUSEDSAMPLE_CLI "' import -- " + file);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("imported "), std::string::npos) << r.output;
+}
+
 TEST_F(CliTuning, ExportImportRoundTripShowsInInfo) {
   const auto file = dir_ / "export.json";
   Result r = run_cli(dir_ / "a", "export --builtin -o '" + file.string() + "'");
