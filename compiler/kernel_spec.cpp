@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <set>
 #include <sstream>
 
 #include "fusedsample/errors.hpp"
@@ -262,8 +263,16 @@ KernelSpec KernelSpec::parse(std::string_view text) {
     return v;
   };
   int fields = 0;
+  std::set<std::string> seen;  // the fields given (a repeat was last-wins until session 48)
   while (in >> tok) {
     std::string_view t = tok;
+    if (fields >= 3) {
+      std::string field = t.starts_with("l2p") ? "l2p" : t == "l2" || t == "sk" || t == "re" || t == "pp" ? tok
+                          : t.starts_with("tv") || t.starts_with("tn") || t.starts_with("td") ? tok.substr(0, 2)
+                                                                                               : tok.substr(0, 1);
+      if (!seen.insert(field).second)
+        throw InvalidArgument(fmt::format("spec token '{}' in '{}' gives a field a second time", t, text));
+    }
     if (fields == 0) s.dtype = parse_dtype(t);
     else if (fields == 1) s.arch = parse_arch(t);
     else if (fields == 2) s.variant = parse_variant(t);

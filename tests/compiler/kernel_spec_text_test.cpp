@@ -96,6 +96,11 @@ TEST(KernelSpec, ParseRejectsMalformedText) {
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90"); }, {"bf16 sm_90"}, "two fields");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse(""); }, {"dtype arch variant"}, "empty");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync tvX"); }, {"tvX"}, "bad number");
+  // A field given twice (the last one won until session 48).
+  for (const char* twice : {"bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1 tv256", "bf16 sm_90 mma_sync s4 s3",
+                            "bf16 sm_90 mma_sync w4x1 w2x2", "bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re re",
+                            "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w20x1 l2p0 l2p128"})
+    expect_error<fs::InvalidArgument>([&] { KernelSpec::parse(twice); }, {"a second time"}, twice);
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync tv12a"); }, {"tv12a"}, "trailing junk");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync w4"); }, {"w4"}, "warp token");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync q7"); }, {"q7"}, "unknown token");
