@@ -10,8 +10,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include "compiler/file_io.hpp"
@@ -79,27 +81,26 @@ TEST_F(FileIoTest, CacheReadsRefuseWhatIsNotARegularFile) {
   EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
 }
 
-TEST_F(FileIoTest, CacheReadsHaveASizeLimit) {
+// Both readers stop at a size limit: a cache file of more is unusable, and
+// what a user names (1 GiB by default) too: `import /dev/zero` read until
+// memory ran out until session 48.
+TEST_F(FileIoTest, ReadsHaveASizeLimit) {
   const fsys::path p = dir_ / "ten";
   std::ofstream(p, std::ios::binary) << "0123456789";
-  std::string error;
-  EXPECT_EQ(fs::detail::read_cache_file(p, &error, 10), "0123456789");
-  EXPECT_FALSE(fs::detail::read_cache_file(p, &error, 9).has_value());
-  EXPECT_NE(error.find("more than 9"), std::string::npos) << error;
-  EXPECT_FALSE(fs::detail::read_cache_file(dir_ / "absent", &error).has_value());
-  EXPECT_TRUE(error.empty()) << "an absent file is not an error: " << error;
-}
-
-// What a user names is read up to a limit (1 GiB by default): `import
-// /dev/zero` read until memory ran out until session 48.
-TEST_F(FileIoTest, UserFileReadsHaveASizeLimit) {
-  const fsys::path p = dir_ / "ten";
-  std::ofstream(p, std::ios::binary) << "0123456789";
-  std::string error;
-  EXPECT_EQ(fs::detail::read_file(p, &error, 10), "0123456789");
-  EXPECT_FALSE(fs::detail::read_file(p, &error, 9).has_value());
-  EXPECT_NE(error.find("more than 9 bytes"), std::string::npos) << error;
+  using Reader = std::function<std::optional<std::string>(const fsys::path&, std::string*, std::size_t)>;
+  const Reader readers[] = {
+      [](const fsys::path& f, std::string* e, std::size_t max) { return fs::detail::read_cache_file(f, e, max); },
+      [](const fsys::path& f, std::string* e, std::size_t max) { return fs::detail::read_file(f, e, max); }};
+  for (const Reader& read : readers) {
+    std::string error;
+    EXPECT_EQ(read(p, &error, 10), "0123456789");
+    EXPECT_FALSE(read(p, &error, 9).has_value());
+    EXPECT_NE(error.find("more than 9"), std::string::npos) << error;
+    EXPECT_FALSE(read(dir_ / "absent", &error, 10).has_value());
+    EXPECT_TRUE(error.empty()) << "an absent file is not an error: " << error;
+  }
   if (!fsys::exists("/dev/zero")) GTEST_SKIP() << "this machine has no /dev/zero";
+  std::string error;
   EXPECT_FALSE(fs::detail::read_file("/dev/zero", &error, 1 << 20).has_value());
   EXPECT_NE(error.find("more than 1048576 bytes"), std::string::npos) << error;
 }
