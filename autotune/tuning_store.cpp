@@ -149,12 +149,10 @@ bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
     std::string link_error;
     const std::optional<fsys::path> target = detail::link_target(path, &link_error);
     if (!target || (*target != path && !fsys::is_regular_file(fsys::symlink_status(*target, ec)))) {
-      detail::warn_once("aside:" + path.string(),
-                        fmt::format("tuning database: {}: {}; {}; results are not saved", path.string(), why,
-                                    target ? fmt::format("the link's target {} is not a regular file and is left as "
-                                                         "it is",
-                                                         target->string())
-                                           : link_error));
+      const std::string left =
+          target ? "the link's target " + target->string() + " is not a regular file and is left as it is" : link_error;
+      detail::warn_once("aside:" + path.string(), fmt::format("tuning database: {}: {}; {}; results are not saved",
+                                                              path.string(), why, left));
       return false;
     }
     const fsys::path real = *target;

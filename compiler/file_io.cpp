@@ -59,7 +59,8 @@ bool write_file_atomic(const fsys::path& link_or_path, std::string_view bytes, s
     const fsys::file_status st = fsys::symlink_status(path, ec);
     if (fsys::exists(st) && !fsys::is_regular_file(st)) {
       if (error)
-        *error = link_or_path.string() + " is a link to " + path.string() + ", which is not a regular file; not replaced";
+        *error = link_or_path.string() + " is a link to " + path.string() +
+                 ", which is not a regular file; not replaced";
       return false;
     }
   }

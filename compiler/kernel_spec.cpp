@@ -221,7 +221,8 @@ void KernelSpec::validate() const {
   // The arch's own limit (until session 48 only Hopper's 227 KiB was checked: an sm_86 spec needing 181 KiB
   // compiled, and could never launch on any sm_86 GPU).
   if (const std::size_t limit = shared_memory_limit(arch); shared_bytes() > limit)
-    bad(fmt::format("needs {} bytes of shared memory (> {} KiB on {})", shared_bytes(), limit / 1024, fusedsample::to_string(arch)));
+    bad(fmt::format("needs {} bytes of shared memory (> {} KiB on {})", shared_bytes(), limit / 1024,
+                    fusedsample::to_string(arch)));
 }
 
 KernelSpec binary_spec(const KernelSpec& spec) {
@@ -262,17 +263,19 @@ KernelSpec KernelSpec::parse(std::string_view text) {
     if (ec != std::errc() || p != t.data() + t.size()) throw InvalidArgument(fmt::format("bad number in spec token '{}'", t));
     return v;
   };
+  // The field an optional token sets (a field given twice was last-wins until session 48; now an error).
+  auto field_of = [](std::string_view t) -> std::string_view {
+    if (t.starts_with("l2p")) return "l2p";
+    if (t == "l2" || t == "sk" || t == "re" || t == "pp") return t;
+    if (t.starts_with("tv") || t.starts_with("tn") || t.starts_with("td")) return t.substr(0, 2);
+    return t.substr(0, 1);  // s, c, w
+  };
   int fields = 0;
-  std::set<std::string> seen;  // the fields given (a repeat was last-wins until session 48)
+  std::set<std::string, std::less<>> seen;
   while (in >> tok) {
     std::string_view t = tok;
-    if (fields >= 3) {
-      std::string field = t.starts_with("l2p") ? "l2p" : t == "l2" || t == "sk" || t == "re" || t == "pp" ? tok
-                          : t.starts_with("tv") || t.starts_with("tn") || t.starts_with("td") ? tok.substr(0, 2)
-                                                                                               : tok.substr(0, 1);
-      if (!seen.insert(field).second)
-        throw InvalidArgument(fmt::format("spec token '{}' in '{}' gives a field a second time", t, text));
-    }
+    if (fields >= 3 && !seen.emplace(field_of(t)).second)
+      throw InvalidArgument(fmt::format("spec token '{}' in '{}' gives a field a second time", t, text));
     if (fields == 0) s.dtype = parse_dtype(t);
     else if (fields == 1) s.arch = parse_arch(t);
     else if (fields == 2) s.variant = parse_variant(t);

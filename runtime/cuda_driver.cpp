@@ -20,12 +20,13 @@ struct Loaded {
 Loaded load() {
   Loaded l;
   const char* override_path = std::getenv("FUSEDSAMPLE_LIBCUDA");
-  const char* path = (override_path && *override_path) ? override_path : "libcuda.so.1";
+  const bool from_env = override_path && *override_path;  // an empty value is no override
+  const char* path = from_env ? override_path : "libcuda.so.1";
   void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();
     l.why = fmt::format("no CUDA driver: cannot load {} ({}){}", path, err ? err : "unknown error",
-                        path == override_path ? " [from FUSEDSAMPLE_LIBCUDA]" : "");
+                        from_env ? " [from FUSEDSAMPLE_LIBCUDA]" : "");
     return l;
   }
 #define FS_CU_LOAD(name)                                                                       \

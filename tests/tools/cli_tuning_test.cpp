@@ -34,7 +34,8 @@ TEST_F(CliTuning, ImportTakesFilesAfterDoubleDash) {
   const std::string file = "-entries.json";  // relative: the command runs in dir_
   Result r = run_cli(dir_ / "a", "export --builtin --gpu 'NVIDIA H200' -o '" + (dir_ / file).string() + "'");
   ASSERT_EQ(r.code, 0) << r.output;
-  r = fusedsample::testing::run_command("cd '" + dir_.string() + "' && FUSEDSAMPLE_CACHE_DIR='" + (dir_ / "b").string() +
+  const std::string cache = (dir_ / "b").string();
+  r = fusedsample::testing::run_command("cd '" + dir_.string() + "' && FUSEDSAMPLE_CACHE_DIR='" + cache +
                                         "' '" FUSEDSAMPLE_CLI "' import -- " + file);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("imported "), std::string::npos) << r.output;
