@@ -31,26 +31,39 @@ __device__ __forceinline__ void fs_re_put_leads(const float (&acc)[MI][NACC], co
     }
 }
 
-// Column col's best lead over its MI x 4 groups (the words from its own
-// registers; each lead's exact noise made here from its word: the tests keep
-// only an approximation, fs_re_make_leads), packed (fs_pack_candidate); 0 for none.
+// Column col's best lead over its MI x 4 groups, packed (fs_pack_candidate);
+// 0 for none. The groups are ranked by their leads' approximate scores
+// fma(l, 1/tau, G~) (gn: the approximate lead noise the tests use,
+// fs_re_make_leads) and only the first gets its exact noise (from its word:
+// two fs_logs). Any folded candidate is a valid bound, so a pick the
+// approximation gets wrong (leads within FS_GUMBEL_APPROX_ERR of each other)
+// only weakens the bound a little; until session 49 every lead's exact score
+// was made (MI x 4 times the fs_logs).
 template <int MI, int TN>
-__device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], const float* lead_l, float inv_tau,
-                                                  fs_i64 v0, fs_i64 vocab, int col) {
-  fs_u64 best = 0;
+__device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], const float (&gn)[MI][4],
+                                                  const float* lead_l, float inv_tau, fs_i64 v0, fs_i64 vocab,
+                                                  int col) {
+  float top = 0.0f, l_top = 0.0f;
+  fs_u32 w_top = 0;
+  int v_top = -1;
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       const fs_i64 v = v0 + 64 * mi + 16 * k + fs_group_lead(gw[mi][k]);
-      const float g = fs_token_gumbel(gw[mi][k], 0u, fs_group_lead(gw[mi][k]));  // the lead's exact noise
-      const float sc = FS_FMA(lead_l[(mi * 4 + k) * TN + col], inv_tau, g);
-      if (v < vocab && sc == sc) {  // inside the vocabulary; a NaN score never wins
-        const fs_u64 key = fs_pack_candidate(sc, (int)v);
-        best = key > best ? key : best;
+      const float l = lead_l[(mi * 4 + k) * TN + col];
+      const float st = __fmaf_rn(l, inv_tau, gn[mi][k]);
+      // Inside the vocabulary; a NaN score is never picked (never wins).
+      if (v < vocab && st == st && (v_top < 0 || st > top)) {
+        top = st;
+        l_top = l;
+        w_top = gw[mi][k];
+        v_top = (int)v;
       }
     }
-  return best;
+  if (v_top < 0) return 0;
+  const float sc = FS_FMA(l_top, inv_tau, fs_token_gumbel(w_top, 0u, fs_group_lead(w_top)));  // the exact score
+  return sc == sc ? fs_pack_candidate(sc, v_top) : 0;
 }
 
 // A block reads its rows' bounds back right after folding its own first tile's
