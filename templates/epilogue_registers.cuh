@@ -246,27 +246,24 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
   fs_u32* const words = sm.words;
   float* const info = sm.info;
   const int tid = wq * 32 + lane;
-  // The group maxima (step 1), and a greedy row's least test bound: the
-  // largest logit of the warp's groups of its column inside the vocabulary
-  // (rows past V are zeros, not tokens): the group that holds it passes and
-  // folds it, the warp's other groups of the column pass only if they reach
-  // it. (On the block's first tile B is -inf: without this every group of a
-  // greedy row would pass.) The same for every sample. On the lead tile they
-  // are made between the leads' fold and the read-back of the rows' bounds,
-  // whose wait on the contended atomics they fill.
-  float lmax[MI][H], gmax[H];
-  const auto group_maxima = [&]() {
+  float lmax[MI][H];
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) fs_re_group_max<NACC>(acc[mi], lmax[mi], lane);
+  for (int mi = 0; mi < MI; ++mi) fs_re_group_max<NACC>(acc[mi], lmax[mi], lane);
+
+  // A greedy row's test bound is at least the largest logit of the warp's
+  // groups of its column inside the vocabulary (rows past V are zeros, not
+  // tokens): the group that holds it passes and folds it, the warp's other
+  // groups of the column pass only if they reach it. (On the block's first
+  // tile B is -inf: without this every group of a greedy row would pass.)
+  // The same for every sample.
+  float gmax[H];
 #pragma unroll
-    for (int k = 0; k < H; ++k) {
-      gmax[k] = fs_own_neg_inf();
+  for (int k = 0; k < H; ++k) {
+    gmax[k] = fs_own_neg_inf();
 #pragma unroll
-      for (int mi = 0; mi < MI; ++mi)
-        if (v0 + 64 * mi + 16 * wq + 16 <= p.vocab) gmax[k] = fmaxf(gmax[k], lmax[mi][k]);  // fmaxf drops NaN
-    }
-  };
-  if (!leads) group_maxima();
+    for (int mi = 0; mi < MI; ++mi)
+      if (v0 + 64 * mi + 16 * wq + 16 <= p.vocab) gmax[k] = fmaxf(gmax[k], lmax[mi][k]);  // fmaxf drops NaN
+  }
 
   for (int s = 0; s < p.num_samples; ++s) {
     // 2. Columns tid + 128 q's group words, lead noise and bounds: sample
@@ -302,7 +299,6 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
             for (int k = 0; k < 4; ++k) sm.gl[(mi * 4 + k) * TN + col] = rc[q].gn[mi][k];
           if (lb != 0) atomicMax(p.best + (n0 + col) * p.num_samples + s, lb);
         }
-      if (s == 0) group_maxima();
       // Read the rows' best back as the bounds: this tile's leads and
       // whatever other blocks folded so far (no waiting for them:
       // epilogue_leads.cuh). The cooperative tile first waits for the other
