@@ -266,10 +266,6 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
   }
 
   for (int s = 0; s < p.num_samples; ++s) {
-    // The previous sample's words and bounds are read before this one
-    // rewrites them. (The last sample ends without a barrier: the next tile's
-    // hook waits for its warpgroup before it writes them: fs_re_prefetch.)
-    if (s > 0) fs_named_barrier(2 + c, 128);
     // 2. Columns tid + 128 q's group words, lead noise and bounds: sample
     // 0's were made during the MMAs (with 1/tau, the kind, seed and offset;
     // the bound's load too, stored only now: a store in the hook would wait
@@ -373,8 +369,10 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
         fs_re_take_group<NACC, TN>(acc[mi], p, n0, col, vg, s, info, words[(mi * 4 + wq) * TN + col], lane);
       }
     }
+    // The words and bounds are read before the next sample rewrites them (the
+    // next tile's hook waits for that at its own barrier: fs_re_prefetch).
+    if (s + 1 < p.num_samples) fs_named_barrier(2 + c, 128);
   }
-  asm volatile("bar.arrive %0, 128;\n" ::"r"(4 + c) : "memory");
   // The accumulators are left as they are: the next tile's first MMAs
   // overwrite them (fs_tma_consume_tile's overwrite: wgmma's scale-d = 0).
 }

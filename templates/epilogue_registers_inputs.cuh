@@ -112,9 +112,9 @@ struct fs_re_smem {
 // inputs of columns tid + 128 q (q < fs_re_cols(TN), fs_re_owns) while the
 // tile's MMAs run, a piece after each k-step's MMAs are issued: after the
 // second's (the first's with one k-step) a barrier of the consumer's
-// warpgroup (named barrier bar), then the rows' parameters (loaded after the
-// first k-step's MMAs, only when the rows changed) and the words (Philox) to
-// shared memory; block mi's lead noise after the (mi + 3)rd's,
+// warpgroup (named barrier bar), then the rows' parameters (loaded and stored
+// to shared memory only when the rows changed: nothing else writes those
+// slots) and the words (Philox); block mi's lead noise after the (mi + 3)rd's,
 // the bounds after the last's (as late as possible: a bound only rises;
 // fewer k-steps: the later pieces in this order after the last). The barrier
 // frees the shared slots: every warp of the warpgroup has finished the
@@ -136,14 +136,13 @@ struct fs_re_prefetch {
     for (int q = 0; q < fs_re_cols(TN); ++q) {
       if (!fs_re_owns(tid, q, TN)) continue;
       const int col = tid + 128 * q;
-      if (kt == 0) fs_re_load_row<MI>(rc[q], p, n + 128 * q);
-      if (kt == kw) {
+      if (kt == kw && fs_re_load_row<MI>(rc[q], p, n + 128 * q)) {
         sm.info[col] = rc[q].inv_tau;
         sm.info[2 * TN + col] = (float)rc[q].kind;
         sm.keys[col] = rc[q].seed;
         sm.keys[TN + col] = rc[q].offset;
-        fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, col);
       }
+      if (kt == kw) fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, col);
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
         if (kt == (kw + 1 + mi < ktiles ? kw + 1 + mi : ktiles - 1)) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);
