@@ -369,9 +369,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
         fs_re_take_group<NACC, TN>(acc[mi], p, n0, col, vg, s, info, words[(mi * 4 + wq) * TN + col], lane);
       }
     }
-    // The words and bounds are read before the next sample rewrites them (the
-    // next tile's hook waits for that at its own barrier: fs_re_prefetch).
-    if (s + 1 < p.num_samples) fs_named_barrier(2 + c, 128);
+    fs_named_barrier(2 + c, 128);  // the words and bounds are read before the next sample or tile rewrites them
   }
   // The accumulators are left as they are: the next tile's first MMAs
   // overwrite them (fs_tma_consume_tile's overwrite: wgmma's scale-d = 0).

@@ -109,34 +109,30 @@ struct fs_re_smem {
 };
 
 // The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
-// inputs of columns tid + 128 q (q < fs_re_cols(TN), fs_re_owns) while the
-// tile's MMAs run, a piece after each k-step's MMAs are issued: after the
-// second's (the first's with one k-step) a barrier of the consumer's
-// warpgroup (named barrier bar), then the rows' parameters (loaded and stored
-// to shared memory only when the rows changed: nothing else writes those
-// slots) and the words (Philox); block mi's lead noise after the (mi + 3)rd's,
+// inputs of columns tid + 128 q (q < fs_re_cols(TN), fs_re_owns) while the tile's MMAs run, a
+// piece after each k-step's MMAs are issued: the rows' parameters after the
+// first's (loaded and stored to shared memory only when the rows changed:
+// nothing else writes those slots), the words
+// (Philox) after the second's, block mi's lead noise after the (mi + 3)rd's,
 // the bounds after the last's (as late as possible: a bound only rises;
-// fewer k-steps: the later pieces in this order after the last). The barrier
-// frees the shared slots: every warp of the warpgroup has finished the
-// previous tile's sampling, the last to read them. The sampling ends without
-// a barrier of its own, so a warp that has no groups to take up starts the
-// next tile's MMAs while another warp still takes up its groups.
+// fewer k-steps: the later pieces in this order after the last). The shared
+// slots are free: the previous tile's sampling ended with a barrier after its
+// last read.
 template <int MI, int TN>
 struct fs_re_prefetch {
   fs_re_col<MI>* rc;  // [fs_re_cols(TN)]
   const fs_fused_params& p;
   fs_i64 v0, n;  // n: column tid's row
   unsigned char* buf;
-  int tid, ktiles, bar;
+  int tid, ktiles;
   __device__ __forceinline__ void operator()(int kt) const {
     const fs_re_smem<MI, TN> sm(buf);
     const int kw = ktiles > 1 ? 1 : 0;
-    if (kt == kw) fs_named_barrier(bar, 128);
 #pragma unroll
     for (int q = 0; q < fs_re_cols(TN); ++q) {
       if (!fs_re_owns(tid, q, TN)) continue;
       const int col = tid + 128 * q;
-      if (kt == kw && fs_re_load_row<MI>(rc[q], p, n + 128 * q)) {
+      if (kt == 0 && fs_re_load_row<MI>(rc[q], p, n + 128 * q)) {
         sm.info[col] = rc[q].inv_tau;
         sm.info[2 * TN + col] = (float)rc[q].kind;
         sm.keys[col] = rc[q].seed;
