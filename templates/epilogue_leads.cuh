@@ -1,8 +1,8 @@
 // epilogue_leads.cuh: the register epilogue's lead pass (epilogue_registers.cuh),
 // run on a block's first tile, when no bound is known yet: every noise group's
 // lead (its token with the largest noise) has an exact score from the group
-// word alone, so folding the leads of every block's first tile gives each
-// sampled row a bound before any group is tested.
+// word alone, so folding each column's best lead of every block's first tile
+// gives each sampled row a bound before any group is tested.
 #pragma once
 #include "fs_params.cuh"
 #include "gumbel_race.cuh"
@@ -10,7 +10,7 @@
 // The lead pass (the block's first tile, when no bound is known yet): every
 // group's lead (the token with the group's largest noise, fs_group_lead; its
 // noise depends on the group word alone) is a candidate whose exact score
-// costs one FMA. The lane holding a lead's logit writes it to its slot of
+// costs one FMA beside its noise. The lane holding a lead's logit writes it to its slot of
 // lead_l ([MI][4][TN], one slot per group and column, each written by the one
 // lane whose rows hold the lead; pairs of columns read one 64-bit word pair);
 // thread t then scores column t's (and t + 128's) leads (fs_re_best_lead).
