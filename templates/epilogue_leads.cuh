@@ -32,17 +32,36 @@ __device__ __forceinline__ void fs_re_put_leads(const float (&acc)[MI][NACC], co
 }
 
 // Column col's best lead over its MI x 4 groups, packed (fs_pack_candidate);
-// 0 for none. The groups are ranked by their leads' approximate scores
-// fma(l, 1/tau, G~) (gn: the approximate lead noise the tests use,
-// fs_re_make_leads) and only the first gets its exact noise (from its word:
-// two fs_logs). Any folded candidate is a valid bound, so a pick the
-// approximation gets wrong (leads within FS_GUMBEL_APPROX_ERR of each other)
-// only weakens the bound a little; until session 49 every lead's exact score
-// was made (MI x 4 times the fs_logs).
-template <int MI, int TN>
+// 0 for none. PICK (the cooperative tile): the groups are ranked by their
+// leads' approximate scores fma(l, 1/tau, G~) (gn: the approximate lead noise
+// the tests use, fs_re_make_leads) and only the first gets its exact noise
+// (from its word: two fs_logs). Any folded candidate is a valid bound, so a
+// pick the approximation gets wrong (leads within FS_GUMBEL_APPROX_ERR of each
+// other) only weakens the bound a little. Without PICK (ping-pong) every
+// lead's exact score is made, as before session 49. Session 49 (H200, ncu,
+// medians of 8 launches against 8): the pick takes 0.39 % (small) and 0.20 %
+// (large) fewer cycles at N = 256, but ping-pong's small N = 128 1.8 % more
+// (0.7-0.8 % in two earlier calls), so ping-pong keeps the old code.
+template <int MI, int TN, bool PICK>
 __device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], const float (&gn)[MI][4],
                                                   const float* lead_l, float inv_tau, fs_i64 v0, fs_i64 vocab,
                                                   int col) {
+  if constexpr (!PICK) {
+    fs_u64 best = 0;
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const fs_i64 v = v0 + 64 * mi + 16 * k + fs_group_lead(gw[mi][k]);
+        const float g = fs_token_gumbel(gw[mi][k], 0u, fs_group_lead(gw[mi][k]));  // the lead's exact noise
+        const float sc = FS_FMA(lead_l[(mi * 4 + k) * TN + col], inv_tau, g);
+        if (v < vocab && sc == sc) {  // inside the vocabulary; a NaN score never wins
+          const fs_u64 key = fs_pack_candidate(sc, (int)v);
+          best = key > best ? key : best;
+        }
+      }
+    return best;
+  }
   float top = 0.0f, l_top = 0.0f;
   fs_u32 w_top = 0;
   int v_top = -1;

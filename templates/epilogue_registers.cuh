@@ -292,7 +292,8 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       for (int q = 0; q < Q; ++q)
         if (fs_re_owns(tid, q, TN) && rc[q].kind == FS_RE_SAMPLED) {
           const int col = tid + 128 * q;
-          const fs_u64 lb = fs_re_best_lead<MI, TN>(rc[q].gw, rc[q].gn, sm.gl, rc[q].inv_tau, v0, p.vocab, col);
+          const fs_u64 lb = fs_re_best_lead<MI, TN, !FS_PING_PONG>(rc[q].gw, rc[q].gn, sm.gl, rc[q].inv_tau, v0,
+                                                                      p.vocab, col);
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
