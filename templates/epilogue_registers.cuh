@@ -55,9 +55,10 @@
 // per tile pass after its block's first tile; scripts/rounds_trace.py). Before a block's
 // first tile no bound is known (-inf: every group would pass), so that tile
 // first folds, per column, the best of its groups' leads (epilogue_leads.cuh:
-// a lead's score is exact from the group word alone; the leads are ranked on
-// their approximate scores), then reads the rows' bounds back: the best lead any block folded so far, at least this tile's (no
-// block waits for the others' leads since session 47: epilogue_leads.cuh).
+// a lead's score is exact from the group word alone; the cooperative tile
+// ranks them on their approximate scores), then reads the rows' bounds back:
+// the best lead any block folded so far, at least this tile's (no block
+// waits for the others' leads since session 47: epilogue_leads.cuh).
 // (With stream-K, sk: the block's first sampled unit, a whole tile or a
 // head.)
 #pragma once
