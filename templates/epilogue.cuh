@@ -244,7 +244,7 @@ __device__ __forceinline__ void fs_tile_epilogue(const float* L, const fs_fused_
         }
       }
       fs_group_argmax<LPR>(best, bi);
-      if (gl == 0 && exists && bi != FS_NO_INDEX) atomicMax(p.best + n * p.num_samples + s, fs_pack_candidate(best, bi));
+      if (gl == 0 && exists && bi != FS_NO_INDEX) fs_fold_candidate(p.best + n * p.num_samples + s, fs_pack_candidate(best, bi));
     }
   }
   if (chain) *chain = next_key;

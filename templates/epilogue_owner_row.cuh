@@ -82,7 +82,7 @@ __device__ __forceinline__ void fs_own_make_exact(fs_own_row& r) {
 __device__ __forceinline__ void fs_own_flush(fs_own_row& r, const fs_fused_params& p, fs_i64 n, int s) {
   if (r.live && r.bi != FS_NO_INDEX && r.bi != r.pub) {
     fs_own_make_exact(r);
-    atomicMax(p.best + n * p.num_samples + s, fs_pack_candidate(r.best, r.bi));
+    fs_fold_candidate(p.best + n * p.num_samples + s, fs_pack_candidate(r.best, r.bi));
     r.pub = r.bi;
   }
 }

@@ -179,7 +179,7 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
       const fs_u64 o = __shfl_xor_sync(quad, key, m);
       key = o > key ? o : key;
     }
-    if (lane < 4 && key != 0) atomicMax(best, key);
+    if (lane < 4 && key != 0) fs_fold_candidate(best, key);
     return;
   }
   // A sampled row's slot holds the threshold T(B) (fs_re_test_bound), not B:
@@ -223,7 +223,7 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
     // A NaN score is never folded (never wins). !(sc < thr) also folds when
     // thr is NaN, which is T(+inf): a row whose bound is an infinite score
     // still folds its other infinite scores, whose ties the lowest index wins.
-    if (sc == sc && !(sc < thr)) atomicMax(best, fs_pack_candidate(sc, v));
+    if (sc == sc && !(sc < thr)) fs_fold_candidate(best, fs_pack_candidate(sc, v));
   }
 }
 
@@ -299,7 +299,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
           for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
             for (int k = 0; k < 4; ++k) sm.gl[(mi * 4 + k) * TN + col] = rc[q].gn[mi][k];
-          if (lb != 0) atomicMax(p.best + (n0 + col) * p.num_samples + s, lb);
+          if (lb != 0) fs_fold_candidate(p.best + (n0 + col) * p.num_samples + s, lb);
         }
       // Read the rows' best back as the bounds: this tile's leads and
       // whatever other blocks folded so far (no waiting for them:

@@ -78,6 +78,17 @@ FS_HD fs_u64 fs_pack_candidate(float s, int v) {
   u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
   return ((fs_u64)u << 32) | (fs_u64)(~(fs_u32)v);
 }
+#if defined(__CUDACC__)
+// Folds a candidate into a p.best slot: the relaxed, gpu-scoped atomic max
+// that atomicMax is, issued as a reduction (PTX red), which returns nothing.
+// NVRTC keeps atomicMax's atom even when its result is unused, and ptxas then
+// gives that ATOMG a scoreboard that the next instruction waiting on the same
+// one (in the next tile's k-loop hook, say) waits on until the atomic's round
+// trip to L2 ends; REDG has none.
+__device__ __forceinline__ void fs_fold_candidate(fs_u64* slot, fs_u64 key) {
+  asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(slot), "l"(key) : "memory");
+}
+#endif
 FS_HD int fs_candidate_index(fs_u64 key) { return (int)~(fs_u32)key; }
 // The score of a packed candidate (+0 for a -0 score); key 0 ("no winner yet")
 // decodes to a NaN, which callers read as "no bound".
