@@ -54,8 +54,8 @@ edit("templates/epilogue_registers.cuh", [
      "  const long long t2 = clock64();\n  if (tr) tr[9] += t2 - t1;\n  bool ex = false;\n"),
     ("    if (v >= p.vocab || st[h] < thr) continue;  // below the threshold: the exact score is below B\n",
      "    if (v >= p.vocab || st[h] < thr) continue;  // below the threshold: the exact score is below B\n    ex = true;\n"),
-    ("    if (sc == sc && !(sc < thr)) atomicMax(best, fs_pack_candidate(sc, v));\n  }\n}",
-     "    if (sc == sc && !(sc < thr)) atomicMax(best, fs_pack_candidate(sc, v));\n  }\n"
+    ("    if (sc == sc && !(sc < thr)) fs_fold_candidate(best, fs_pack_candidate(sc, v));\n  }\n}",
+     "    if (sc == sc && !(sc < thr)) fs_fold_candidate(best, fs_pack_candidate(sc, v));\n  }\n"
      "  if (tr) {\n    tr[10] += clock64() - t2;\n    tr[11] += __any_sync(0x11111111u << (lane & 3), ex) ? 1 : 0;\n"
      "    tr[12] += 1;\n  }\n}"),
     ("words[(mi * 4 + wq) * TN + col], lane);", "words[(mi * 4 + wq) * TN + col], lane, tr);"),
