@@ -14,17 +14,11 @@
 #include "tests/support/tuning_fixtures.hpp"
 
 namespace fs = fusedsample;
-using fs::Arch;
-using fs::DType;
-using fs::MatchLevel;
 
 namespace {
 
-using fs::testing::kH200;
-using fs::testing::measurement;
-
 fs::TuningKey key(const fs::DeviceIdentity& d, std::int64_t rows, std::int64_t V, std::int64_t dm) {
-  return fs::TuningKey{d, DType::bf16, V, dm, fs::batch_bucket(rows)};
+  return fs::TuningKey{d, fs::DType::bf16, V, dm, fs::batch_bucket(rows)};
 }
 
 }  // namespace
@@ -49,8 +43,8 @@ TEST(TuningDb, BuiltinTableIsOurTuningRuns) {
     ++buckets_per_shape[fmt::format("{} {} {} {} S{}", e.key.device.name, e.key.vocab, e.key.d_model,
                                     fs::to_string(e.key.dtype), fs::sample_bucket_label(e.key.samples_bucket))];
     const auto r = fs::tuned_spec(empty, e.key.device, e.key.dtype, e.key.vocab, e.key.d_model,
-                                  fs::bucket_rows(e.key.bucket), Arch::sm_90, fs::bucket_samples(e.key.samples_bucket));
-    EXPECT_EQ(r.level, MatchLevel::exact_device);
+                                  fs::bucket_rows(e.key.bucket), fs::Arch::sm_90, fs::bucket_samples(e.key.samples_bucket));
+    EXPECT_EQ(r.level, fs::MatchLevel::exact_device);
     EXPECT_EQ(r.samples_bucket, e.key.samples_bucket);
     EXPECT_EQ(r.tuned_as, e.key.dtype);
     EXPECT_EQ(r.spec.to_string(), e.best()->spec) << e.key.device.name << " bucket " << e.key.bucket;
@@ -69,19 +63,19 @@ TEST(TuningDb, BuiltinTableIsOurTuningRuns) {
       EXPECT_TRUE(buckets_per_shape.count(fmt::format("NVIDIA H200 128256 8192 {} {}", t, s)));
     }
   // Past 256 rows the bucket of a part: 257 rows are two parts of 129 (bucket 160).
-  const auto big = fs::tuned_spec(empty, kH200, DType::bf16, 151936, 4096, 257, Arch::sm_90);
-  EXPECT_EQ(big.level, MatchLevel::exact_device);
-  EXPECT_EQ(big.spec.to_string(), fs::tuned_spec(empty, kH200, DType::bf16, 151936, 4096, 160, Arch::sm_90).spec.to_string());
+  const auto big = fs::tuned_spec(empty, fs::testing::kH200, fs::DType::bf16, 151936, 4096, 257, fs::Arch::sm_90);
+  EXPECT_EQ(big.level, fs::MatchLevel::exact_device);
+  EXPECT_EQ(big.spec.to_string(), fs::tuned_spec(empty, fs::testing::kH200, fs::DType::bf16, 151936, 4096, 160, fs::Arch::sm_90).spec.to_string());
   // No measurement for a shape or GPU of another architecture: default.
-  EXPECT_EQ(fs::tuned_spec(empty, {"NVIDIA A100", 108, 8, 0}, DType::bf16, 151936, 4096, 257, Arch::sm_80).level,
-            MatchLevel::builtin_default);
+  EXPECT_EQ(fs::tuned_spec(empty, {"NVIDIA A100", 108, 8, 0}, fs::DType::bf16, 151936, 4096, 257, fs::Arch::sm_80).level,
+            fs::MatchLevel::builtin_default);
   // Another Hopper GPU falls back to a table of the same architecture; a user
   // entry for it wins over that.
   const fs::DeviceIdentity other{"NVIDIA Hopper (untuned)", 114, 9, 0};
-  EXPECT_EQ(fs::tuned_spec(empty, other, DType::bf16, 151936, 4096, 8, Arch::sm_90).level, MatchLevel::same_arch);
+  EXPECT_EQ(fs::tuned_spec(empty, other, fs::DType::bf16, 151936, 4096, 8, fs::Arch::sm_90).level, fs::MatchLevel::same_arch);
   fs::TuningDb user;
-  user.record(key(other, 8, 151936, 4096), measurement("bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1", 3.0));
-  const auto r = fs::tuned_spec(user, other, DType::bf16, 151936, 4096, 8, Arch::sm_90);
-  EXPECT_EQ(r.level, MatchLevel::exact_device);
+  user.record(key(other, 8, 151936, 4096), fs::testing::measurement("bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1", 3.0));
+  const auto r = fs::tuned_spec(user, other, fs::DType::bf16, 151936, 4096, 8, fs::Arch::sm_90);
+  EXPECT_EQ(r.level, fs::MatchLevel::exact_device);
   EXPECT_EQ(r.spec.to_string(), "bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1");
 }
