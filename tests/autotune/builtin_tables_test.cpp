@@ -15,14 +15,6 @@
 
 namespace fs = fusedsample;
 
-namespace {
-
-fs::TuningKey key(const fs::DeviceIdentity& d, std::int64_t rows, std::int64_t V, std::int64_t dm) {
-  return fs::TuningKey{d, fs::DType::bf16, V, dm, fs::batch_bucket(rows)};
-}
-
-}  // namespace
-
 TEST(TuningDb, BuiltinTableIsOurTuningRuns) {
   const fs::TuningDb& builtin = fs::builtin_tuning_db();
   ASSERT_FALSE(fs::embedded_tuning_files().empty());
@@ -74,7 +66,8 @@ TEST(TuningDb, BuiltinTableIsOurTuningRuns) {
   const fs::DeviceIdentity other{"NVIDIA Hopper (untuned)", 114, 9, 0};
   EXPECT_EQ(fs::tuned_spec(empty, other, fs::DType::bf16, 151936, 4096, 8, fs::Arch::sm_90).level, fs::MatchLevel::same_arch);
   fs::TuningDb user;
-  user.record(key(other, 8, 151936, 4096), fs::testing::measurement("bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1", 3.0));
+  user.record(fs::TuningKey{other, fs::DType::bf16, 151936, 4096, fs::batch_bucket(8)},
+              fs::testing::measurement("bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1", 3.0));
   const auto r = fs::tuned_spec(user, other, fs::DType::bf16, 151936, 4096, 8, fs::Arch::sm_90);
   EXPECT_EQ(r.level, fs::MatchLevel::exact_device);
   EXPECT_EQ(r.spec.to_string(), "bf16 sm_90 mma_sync tv64 tn8 td128 s4 w4x1");

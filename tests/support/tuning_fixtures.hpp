@@ -1,5 +1,5 @@
 // tuning_fixtures.hpp: GPU identities and measurements for the tuning
-// database tests (tuning_db_test.cpp, tuning_twin_test.cpp).
+// database tests (tuning_db_test.cpp, tuning_twin_test.cpp, builtin_tables_test.cpp, ...).
 #pragma once
 #include <string>
 
