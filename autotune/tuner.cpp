@@ -74,25 +74,6 @@ std::string utc_now() {
   return buf;
 }
 
-// Errors after which the context is unusable: stop rather than blame every
-// later candidate.
-bool sticky(const CudaError& e) {
-  switch (e.code()) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_LAUNCH_TIMEOUT:
-      return true;
-    default:
-      return false;
-  }
-}
-
 struct Reference {
   std::optional<std::vector<std::int64_t>> samples;
   KernelSpec spec;
@@ -233,7 +214,7 @@ class Run {
                          double(w.size()) / (r_.floor_us * 1e-6) / 1e9));
         return;
       } catch (const CudaError& e) {
-        if (sticky(e)) throw;
+        if (e.sticky()) throw;  // the context is unusable: stop, blame no later candidate
       } catch (const Error&) {
       }
     }
@@ -299,10 +280,10 @@ class Run {
                        r_.floor_us > 0 ? fmt::format(" ({:.2f}x floor)", c.median_us / r_.floor_us) : "",
                        base && i > 0 ? fmt::format(", gain {:.3f} over the default", base->median_us / c.median_us) : ""));
     } catch (const CudaError& e) {
-      if (!sticky(e)) return reject(CandidateStatus::failed, autotune::first_line(e.what()));
+      if (!e.sticky()) return reject(CandidateStatus::failed, autotune::first_line(e.what()));
       save();
       throw CudaError(e.code(), e.name(),
-                      fmt::format("{} (running [{}]; the CUDA context is unusable; {} measured configs were saved)",
+                      fmt::format("{} (running [{}]; {} measured configs were saved)",
                                   e.what(), c.spec.to_string(), recorded()));
     } catch (const Error& e) {
       return reject(CandidateStatus::failed, autotune::first_line(e.what()));
@@ -346,11 +327,10 @@ class Run {
       }
       emit(line);
     } catch (const CudaError& e) {
-      if (!sticky(e)) return emit(fmt::format("{}: not re-timed: {}", tag, autotune::first_line(e.what())));
+      if (!e.sticky()) return emit(fmt::format("{}: not re-timed: {}", tag, autotune::first_line(e.what())));
       save();
       throw CudaError(e.code(), e.name(),
-                      fmt::format("{} (finalist round of bucket {}; the CUDA context is unusable; {} measured configs "
-                                  "were saved)",
+                      fmt::format("{} (finalist round of bucket {}; {} measured configs were saved)",
                                   e.what(), batch_bucket_label(b.bucket), recorded()));
     } catch (const Error& e) {
       emit(fmt::format("{}: not re-timed: {}", tag, autotune::first_line(e.what())));

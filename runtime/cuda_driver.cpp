@@ -94,7 +94,30 @@ void check(CUresult r, const char* call) {
   if (r == CUDA_SUCCESS) return;
   const char* name = nullptr;
   if (const Api* a = try_api(nullptr)) a->cuGetErrorName(r, &name);
-  throw CudaError(int(r), name ? name : std::to_string(int(r)), fmt::format("{} failed: {}", call, error_text(r)));
+  throw CudaError(int(r), name ? name : std::to_string(int(r)),
+                  fmt::format("{} failed: {}{}", call, error_text(r),
+                              is_sticky(r) ? "; the CUDA context is unusable from here on (restart the process)" : ""));
+}
+
+bool is_sticky(CUresult r) {
+  switch (r) {
+    case CUDA_ERROR_CONTAINED:
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    case CUDA_ERROR_MPS_CLIENT_TERMINATED:
+    case CUDA_ERROR_EXTERNAL_DEVICE:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool is_capturing(CUstream stream) {
@@ -104,3 +127,9 @@ bool is_capturing(CUstream stream) {
 }
 
 }  // namespace fusedsample::driver
+
+namespace fusedsample {
+
+bool CudaError::sticky() const { return driver::is_sticky(static_cast<CUresult>(code_)); }
+
+}  // namespace fusedsample

@@ -91,6 +91,12 @@ const Api* try_api(std::string* why);
 std::string error_text(CUresult r);
 // Throw CudaError naming the call unless r == CUDA_SUCCESS.
 void check(CUresult r, const char* call);
+// Whether r leaves the context unusable: every later call returns an error
+// too, so a caller stops instead of trying the next thing on it (the errors
+// cuda.h documents as leaving the process or context in an inconsistent
+// state: device exceptions, asserts, a contained error, an MPS client
+// terminated).
+bool is_sticky(CUresult r);
 
 // Whether `stream` is being captured into a CUDA graph (cuStreamIsCapturing;
 // a query of the legacy stream while another stream is captured in global

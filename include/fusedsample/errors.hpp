@@ -36,6 +36,11 @@ class CudaError : public Error {
       : Error(message), code_(code), name_(std::move(name)) {}
   int code() const { return code_; }
   const std::string& name() const { return name_; }
+  // Whether the error left the CUDA context unusable (a device fault such as
+  // an illegal address, an assert, a contained error): every later CUDA call
+  // of the process fails too, so a server restarts the process rather than
+  // retrying. Other errors (out of memory, a bad argument) leave it usable.
+  bool sticky() const;
 
  private:
   int code_;
