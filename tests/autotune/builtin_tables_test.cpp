@@ -1,5 +1,6 @@
 // builtin_tables_test.cpp: the built-in tuning tables (autotune/builtin/*.json,
-// embedded at build time): every file parses, every config is a valid spec,
+// our own `fusedsample tune` exports with real timings, embedded at build
+// time): every file parses, every config is a valid spec,
 // every shape holds all twelve batch buckets, and the lookup answers each
 // entry with its own fastest config at the exact-device level.
 #include <fmt/format.h>

@@ -382,8 +382,3 @@ TEST(TuningDb, InvalidStoredSpecsAreSkipped) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec.to_string(), "bf16 sm_90 mma_sync tv128 tn8 td64 s4 w4x1");
 }
-
-// The built-in table is our own `fusedsample tune` exports
-// (autotune/builtin/*.json): real timings for every config, every batch
-// bucket of 1..256 per (GPU, shape), and the sampler's lookup returns each bucket's
-// fastest config for that GPU.
