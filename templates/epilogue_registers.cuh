@@ -31,7 +31,10 @@
 //      made while the tile's MMAs run
 //      (fs_re_prefetch, a hook of the k-loop); that is not free: work in the
 //      hook costs about its own cycles (session 23: 16 fewer fs_logs per
-//      column and tile there saved 0.3-0.5 % of an N = 256 launch's cycles);
+//      column and tile there saved 0.3-0.5 % of an N = 256 launch's cycles),
+//      and Philox's 64-bit multiplies more (they share a pipe with the tensor
+//      cores), so a consumer that already holds its rows' keys makes the words
+//      before the tile's MMAs instead (fs_re_words_before, session 55);
 //   3. each (column, group) is tested with one FMA: fma(lmax, 1/tau,
 //      G~_lead) < T(B) rules the group out (fs_group_may_win; docs/rng.md
 //      section 6, upper bound 1d: every token's exact score is at most

@@ -108,12 +108,35 @@ struct fs_re_smem {
         keys(reinterpret_cast<fs_u64*>(buf + fs_re_keys_at(MI, TN))) {}
 };
 
+// Sample 0's group words of columns tid + 128 q before the tile's MMAs are
+// issued, where the consumer already holds the rows' seeds and offsets (its
+// tiles after the first keep their batch rows, n: column tid's row); false,
+// nothing made, where it does not (the hook makes them). Philox's 64-bit
+// multiplies (IMAD.WIDE) share a pipe with the tensor cores: each one issued
+// while a warpgroup's MMAs run costs the tensor pipe cycles, ~1.6 % of the
+// small shape's N = 256 launch for these words in the hook; before the MMAs
+// they cost the tile only their latency (bench/probes/tensor_contention.cu,
+// BENCHMARKS.md session 55). The shared slots are free (as for the hook).
+template <int MI, int TN>
+__device__ __forceinline__ bool fs_re_words_before(fs_re_col<MI>* rc, fs_i64 v0, fs_i64 n, unsigned char* buf,
+                                                   int tid) {
+#pragma unroll
+  for (int q = 0; q < fs_re_cols(TN); ++q)
+    if (fs_re_owns(tid, q, TN) && rc[q].row != n + 128 * q) return false;
+  const fs_re_smem<MI, TN> sm(buf);
+#pragma unroll
+  for (int q = 0; q < fs_re_cols(TN); ++q)
+    if (fs_re_owns(tid, q, TN)) fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, tid + 128 * q);
+  return true;
+}
+
 // The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
 // inputs of columns tid + 128 q (q < fs_re_cols(TN), fs_re_owns) while the tile's MMAs run, a
 // piece after each k-step's MMAs are issued: the rows' parameters after the
 // first's (loaded and stored to shared memory only when the rows changed:
 // nothing else writes those slots), the words
-// (Philox) after the second's, block mi's lead noise after the (mi + 3)rd's,
+// (Philox) after the second's unless fs_re_words_before made them (words_made),
+// block mi's lead noise after the (mi + 3)rd's,
 // the bounds after the last's (as late as possible: a bound only rises;
 // fewer k-steps: the later pieces in this order after the last). The shared
 // slots are free: the previous tile's sampling ended with a barrier after its
@@ -125,6 +148,7 @@ struct fs_re_prefetch {
   fs_i64 v0, n;  // n: column tid's row
   unsigned char* buf;
   int tid, ktiles;
+  bool words_made;
   __device__ __forceinline__ void operator()(int kt) const {
     const fs_re_smem<MI, TN> sm(buf);
     const int kw = ktiles > 1 ? 1 : 0;
@@ -138,7 +162,7 @@ struct fs_re_prefetch {
         sm.keys[col] = rc[q].seed;
         sm.keys[TN + col] = rc[q].offset;
       }
-      if (kt == kw) fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, col);
+      if (kt == kw && !words_made) fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, col);
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
         if (kt == (kw + 1 + mi < ktiles ? kw + 1 + mi : ktiles - 1)) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);

@@ -276,7 +276,8 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       // for both, as a second copy of the k-loop spilled registers.
       const bool tail = fs_sk_is_tail(u);
       const fs_i64 v0 = (u.tile / n_tiles) * FS_TV + c * FS_MI * 64, n0 = (u.tile % n_tiles) * FS_TN;
-      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, mybuf, tid, u.k1 - u.k0};
+      const bool early = !tail && fs_re_words_before<FS_MI, FS_TN>(rc, v0, n0 + tid, mybuf, tid);
+      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, mybuf, tid, u.k1 - u.k0, early};
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC>(acc, full, empty, pos, dw0, dh0, u.k1 - u.k0,
                                                                           1000000 + j * ktiles, nullptr,
                                                                           fs_hook_if<decltype(prep)>{prep, !tail}, true);
@@ -332,7 +333,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV, n0 = t.ntile * FS_TN;
       const bool leads = c == 0 && j == 0;
-      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, mybuf, tid, ktiles};
+      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, mybuf, tid, ktiles, false};  // words: hook
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
           acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + (j * 2 + c) * ktiles, &order[c ^ 1], prep, true);
       pos = fs_ring_pos<FS_STAGES>((long long)(j + c + 2) * ktiles);  // its next tile: the block's j + c + 2
@@ -348,7 +349,8 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV + c * FS_MI * 64, n0 = t.ntile * FS_TN;
-      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, mybuf, tid, ktiles};
+      const bool early = fs_re_words_before<FS_MI, FS_TN>(rc, v0, n0 + tid, mybuf, tid);
+      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, mybuf, tid, ktiles, early};
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
           acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles, nullptr, prep, true);
       fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, mybuf, c, wq, lane, j == 0, rc);
