@@ -195,15 +195,19 @@ __device__ void consume(const Args& p, unsigned w_addr, unsigned h_addr, volatil
     u[i] = 0x9E3779B9u * (threadIdx.x + 8 * i + 1);
   }
   const uint64_t dw = desc128(w_addr), dh = desc128(h_addr);
+  const int iters = (int)p.iters;
+  int owed = 0;  // hook ops owed, in eighths (32-bit arithmetic only: a 64-bit multiply here is an IMAD.WIDE)
   const long long t0 = clock64();
-  for (long long it = 0; it < p.iters; ++it) {
+  for (int it = 0; it < iters; ++it) {
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
       for (int m = 0; m < MI; ++m) wgmma_n128(acc[m], dw + ((m * 64 * 128 + kk * 32) >> 4), dh + ((kk * 32) >> 4));
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    const int n = (int)(((it + 1) * p.hook) / 8 - (it * p.hook) / 8);
+    owed += p.hook;
+    const int n = owed >> 3;
+    owed &= 7;
     switch (p.hook_mode) {
       case kFfma: hook_ops<kFfma>(f, u, d, n); break;
       case kImadWide: hook_ops<kImadWide>(f, u, d, n); break;
