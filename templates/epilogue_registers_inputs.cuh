@@ -113,10 +113,11 @@ struct fs_re_smem {
 // tiles after the first keep their batch rows, n: column tid's row); false,
 // nothing made, where it does not (the hook makes them). Philox's 64-bit
 // multiplies (IMAD.WIDE) share a pipe with the tensor cores: each one issued
-// while a warpgroup's MMAs run costs the tensor pipe cycles, ~1.6 % of the
-// small shape's N = 256 launch for these words in the hook; before the MMAs
-// they cost the tile only their latency (bench/probes/tensor_contention.cu,
-// BENCHMARKS.md session 55). The shared slots are free (as for the hook).
+// while a warpgroup's MMAs run costs the tensor pipe cycles (a probe without
+// these words in the hook takes 1.6 % fewer of the small shape's N = 256
+// cycles); before the MMAs they only delay the tile's first MMAs
+// (bench/probes/tensor_contention.cu, BENCHMARKS.md session 55). The shared
+// slots are free (as for the hook).
 template <int MI, int TN>
 __device__ __forceinline__ bool fs_re_words_before(fs_re_col<MI>* rc, fs_i64 v0, fs_i64 n, unsigned char* buf,
                                                    int tid) {
