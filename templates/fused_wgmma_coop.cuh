@@ -272,8 +272,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // The block's first sampled unit: its first, or its second if the first is a tail.
     const int lead_unit = at.dp_end == 0 && at.at % ktiles != 0 ? 1 : 0;
     for (; fs_sk_walk_next(at, u); ++j) {
-      // A tail's k-loop runs without the hook (it samples nothing): one loop
-      // for both, as a second copy of the k-loop spilled registers.
+      // A tail's k-loop runs without the hook (it samples nothing; one loop for both: a second copy spilled).
       const bool tail = fs_sk_is_tail(u);
       const fs_i64 v0 = (u.tile / n_tiles) * FS_TV + c * FS_MI * 64, n0 = (u.tile % n_tiles) * FS_TN;
       const bool early = !tail && fs_re_words_before<FS_MI, FS_TN>(rc, v0, n0 + tid, mybuf, tid);
