@@ -32,7 +32,8 @@ __device__ __forceinline__ void fs_re_put_leads(const float (&acc)[MI][NACC], co
 }
 
 // Column col's best lead over its MI x 4 groups, packed (fs_pack_candidate);
-// 0 for none. PICK (the cooperative tile): the groups are ranked by their
+// 0 for none; words: the group words [MI][4][TN] (fs_re_make_words). PICK
+// (the cooperative tile): the groups are ranked by their
 // leads' approximate scores fma(l, 1/tau, G~) (gn: the approximate lead noise
 // the tests use, fs_re_make_leads) and only the first gets its exact noise
 // (from its word: two fs_logs). Any folded candidate is a valid bound, so a
@@ -43,7 +44,7 @@ __device__ __forceinline__ void fs_re_put_leads(const float (&acc)[MI][NACC], co
 // (large) fewer cycles at N = 256, but ping-pong's small N = 128 1.8 % more
 // (0.7-0.8 % in two earlier calls), so ping-pong keeps the old code.
 template <int MI, int TN, bool PICK>
-__device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], const float (&gn)[MI][4],
+__device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32* words, const float (&gn)[MI][4],
                                                   const float* lead_l, float inv_tau, fs_i64 v0, fs_i64 vocab,
                                                   int col) {
   if constexpr (!PICK) {
@@ -52,8 +53,9 @@ __device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], con
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        const fs_i64 v = v0 + 64 * mi + 16 * k + fs_group_lead(gw[mi][k]);
-        const float g = fs_token_gumbel(gw[mi][k], 0u, fs_group_lead(gw[mi][k]));  // the lead's exact noise
+        const fs_u32 w = words[(mi * 4 + k) * TN + col];
+        const fs_i64 v = v0 + 64 * mi + 16 * k + fs_group_lead(w);
+        const float g = fs_token_gumbel(w, 0u, fs_group_lead(w));  // the lead's exact noise
         const float sc = FS_FMA(lead_l[(mi * 4 + k) * TN + col], inv_tau, g);
         if (v < vocab && sc == sc) {  // inside the vocabulary; a NaN score never wins
           const fs_u64 key = fs_pack_candidate(sc, (int)v);
@@ -69,14 +71,15 @@ __device__ __forceinline__ fs_u64 fs_re_best_lead(const fs_u32 (&gw)[MI][4], con
   for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      const fs_i64 v = v0 + 64 * mi + 16 * k + fs_group_lead(gw[mi][k]);
+      const fs_u32 w = words[(mi * 4 + k) * TN + col];
+      const fs_i64 v = v0 + 64 * mi + 16 * k + fs_group_lead(w);
       const float l = lead_l[(mi * 4 + k) * TN + col];
       const float st = __fmaf_rn(l, inv_tau, gn[mi][k]);
       // Inside the vocabulary; a NaN score is never picked (never wins).
       if (v < vocab && st == st && (v_top < 0 || st > top)) {
         top = st;
         l_top = l;
-        w_top = gw[mi][k];
+        w_top = w;
         v_top = (int)v;
       }
     }

@@ -281,7 +281,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       if (s > 0) {
         fs_re_make_words<MI, TN>(rc[q], v0, s, words, col);
 #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);
+        for (int mi = 0; mi < MI; ++mi) fs_re_make_leads<MI, TN>(rc[q], mi, words, sm.gl, col);
         fs_re_load_bound<MI>(rc[q], p, n0 + col, s);
       }
       info[TN + col] = fs_re_test_bound(rc[q].kind, rc[q].bound);
@@ -296,7 +296,7 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
       for (int q = 0; q < Q; ++q)
         if (fs_re_owns(tid, q, TN) && rc[q].kind == FS_RE_SAMPLED) {
           const int col = tid + 128 * q;
-          const fs_u64 lb = fs_re_best_lead<MI, TN, !FS_PING_PONG>(rc[q].gw, rc[q].gn, sm.gl, rc[q].inv_tau, v0,
+          const fs_u64 lb = fs_re_best_lead<MI, TN, !FS_PING_PONG>(words, rc[q].gn, sm.gl, rc[q].inv_tau, v0,
                                                                       p.vocab, col);
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi)

@@ -22,18 +22,17 @@
 // Column tid's row and its first sample's sampling inputs, made while the
 // tile's MMAs run (fs_re_prefetch): the row's kind, 1/tau and Philox seed and
 // offset (loaded once per row: a consumer keeps them from tile to tile while
-// its tiles' batch rows stay the same); the group words of sample s (gw, also
-// stored to the shared words) and the groups' approximate lead noise gn (to
-// shared memory too: the tests' bound on every token's noise, upper bound 1d
-// of docs/rng.md section 6; the lead pass computes its leads' exact noise
-// from gw); the row's bound B.
+// its tiles' batch rows stay the same); the groups' approximate lead noise gn
+// of sample s (also in shared memory: the tests' bound on every token's
+// noise, upper bound 1d of docs/rng.md section 6; the group words are in
+// shared memory only, from which the lead pass computes its leads' exact
+// noise); the row's bound B.
 template <int MI>
 struct fs_re_col {
   fs_i64 row = -1;  // the row whose kind, 1/tau, seed and offset these are
   int kind;
   float inv_tau, bound;
   fs_u64 seed, offset;
-  fs_u32 gw[MI][4];
   float gn[MI][4];
 };
 
@@ -53,9 +52,11 @@ __device__ __forceinline__ bool fs_re_load_row(fs_re_col<MI>& rc, const fs_fused
 
 // The group words of sample s for vocabulary rows v0 .. v0 + 64 MI (one
 // Philox call per 64-row block: the four groups of the four warps), to
-// registers and to column col of words [MI][4][TN].
+// column col of words [MI][4][TN] (the lead noise and the take-ups read them
+// there; kept in registers through the k-loop they made a T_N = 256 tile
+// spill).
 template <int MI, int TN>
-__device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, int s, fs_u32* words, int col) {
+__device__ __forceinline__ void fs_re_make_words(const fs_re_col<MI>& rc, fs_i64 v0, int s, fs_u32* words, int col) {
   if (rc.kind != FS_RE_SAMPLED) return;
   const fs_philox_row key = fs_philox_row_init(rc.seed, rc.offset, (fs_u32)s);
 #pragma unroll
@@ -63,24 +64,21 @@ __device__ __forceinline__ void fs_re_make_words(fs_re_col<MI>& rc, fs_i64 v0, i
     fs_philox_ctr g[1];
     fs_philox_blocks<1>(key, fs_group_ctr((fs_u64)(v0 + 64 * mi)), g);
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      rc.gw[mi][k] = g[0].v[k];
-      words[(mi * 4 + k) * TN + col] = g[0].v[k];
-    }
+    for (int k = 0; k < 4; ++k) words[(mi * 4 + k) * TN + col] = g[0].v[k];
   }
 }
 
 // The approximate lead noise of block mi's four groups (fs_group_lead_approx:
 // within FS_GUMBEL_APPROX_ERR of the lead's exact noise, which bounds every
 // exact noise of the group; two SFU logarithms each, where the exact noise
-// takes two fs_logs), to registers and to column col of gl [MI][4][TN]; after
-// fs_re_make_words.
+// takes two fs_logs), to registers and to column col of gl [MI][4][TN]; from
+// the words fs_re_make_words put in column col (this thread's own slots).
 template <int MI, int TN>
-__device__ __forceinline__ void fs_re_make_leads(fs_re_col<MI>& rc, int mi, float* gl, int col) {
+__device__ __forceinline__ void fs_re_make_leads(fs_re_col<MI>& rc, int mi, const fs_u32* words, float* gl, int col) {
   if (rc.kind != FS_RE_SAMPLED) return;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    rc.gn[mi][k] = fs_group_lead_approx(rc.gw[mi][k]);
+    rc.gn[mi][k] = fs_group_lead_approx(words[(mi * 4 + k) * TN + col]);
     gl[(mi * 4 + k) * TN + col] = rc.gn[mi][k];
   }
 }
@@ -108,65 +106,59 @@ struct fs_re_smem {
         keys(reinterpret_cast<fs_u64*>(buf + fs_re_keys_at(MI, TN))) {}
 };
 
-// Sample 0's group words of columns tid + 128 q before the tile's MMAs are
-// issued, where the consumer already holds the rows' seeds and offsets (its
-// tiles after the first keep their batch rows, n: column tid's row); false,
-// nothing made, where it does not (the hook makes them). Philox's 64-bit
-// multiplies (IMAD.WIDE) share a pipe with the tensor cores: each one issued
-// while a warpgroup's MMAs run costs the tensor pipe cycles (a probe without
-// these words in the hook takes 1.6 % fewer of the small shape's N = 256
-// cycles); before the MMAs they only delay the tile's first MMAs
-// (bench/probes/tensor_contention.cu, BENCHMARKS.md session 55). The shared
-// slots are free (as for the hook).
+// Before a tile's MMAs are issued, for columns tid + 128 q (q <
+// fs_re_cols(TN), fs_re_owns; n: column tid's row): the rows' parameters
+// (loaded and stored to shared memory only when the rows changed: a
+// consumer keeps them from tile to tile while its tiles' batch rows stay the
+// same; nothing else writes those slots) and sample 0's group words. Here
+// the words' Philox only delays the tile's first MMAs (on a block's first
+// tile the loads overlap the wait for the first stage); made while MMAs run,
+// its 64-bit multiplies (IMAD.WIDE) would cost the tensor pipe cycles
+// (bench/probes/tensor_contention.cu; a probe without words in the k-loop
+// took 1.6 % fewer of the small shape's N = 256 cycles: BENCHMARKS.md,
+// session 55). Ping-pong calls it before waiting for its turn. The shared
+// slots are free: the previous tile's sampling ended with a barrier after
+// its last read.
 template <int MI, int TN>
-__device__ __forceinline__ bool fs_re_words_before(fs_re_col<MI>* rc, fs_i64 v0, fs_i64 n, unsigned char* buf,
-                                                   int tid) {
-#pragma unroll
-  for (int q = 0; q < fs_re_cols(TN); ++q)
-    if (fs_re_owns(tid, q, TN) && rc[q].row != n + 128 * q) return false;
+__device__ __forceinline__ void fs_re_words_before(fs_re_col<MI>* rc, const fs_fused_params& p, fs_i64 v0, fs_i64 n,
+                                                   unsigned char* buf, int tid) {
   const fs_re_smem<MI, TN> sm(buf);
 #pragma unroll
-  for (int q = 0; q < fs_re_cols(TN); ++q)
-    if (fs_re_owns(tid, q, TN)) fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, tid + 128 * q);
-  return true;
+  for (int q = 0; q < fs_re_cols(TN); ++q) {
+    if (!fs_re_owns(tid, q, TN)) continue;
+    const int col = tid + 128 * q;
+    if (fs_re_load_row<MI>(rc[q], p, n + 128 * q)) {
+      sm.info[col] = rc[q].inv_tau;
+      sm.info[2 * TN + col] = (float)rc[q].kind;
+      sm.keys[col] = rc[q].seed;
+      sm.keys[TN + col] = rc[q].offset;
+    }
+    fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, col);
+  }
 }
 
-// The hook of fs_tma_consume_tile (tma_producer.cuh) that makes sample 0's
-// inputs of columns tid + 128 q (q < fs_re_cols(TN), fs_re_owns) while the tile's MMAs run, a
-// piece after each k-step's MMAs are issued: the rows' parameters after the
-// first's (loaded and stored to shared memory only when the rows changed:
-// nothing else writes those slots), the words
-// (Philox) after the second's unless fs_re_words_before made them (words_made),
-// block mi's lead noise after the (mi + 3)rd's,
-// the bounds after the last's (as late as possible: a bound only rises;
-// fewer k-steps: the later pieces in this order after the last). The shared
-// slots are free: the previous tile's sampling ended with a barrier after its
-// last read.
+// The hook of fs_tma_consume_tile (tma_producer.cuh) that makes the rest of
+// sample 0's inputs of columns tid + 128 q (after fs_re_words_before) while
+// the tile's MMAs run, a piece after each k-step's MMAs are issued: block
+// mi's lead noise (SFU logarithms, which the MMAs do not feel) after the
+// (mi + 1)st's, the bounds after the last's (as late as possible: a bound
+// only rises; fewer k-steps: the later pieces in this order after the last).
 template <int MI, int TN>
 struct fs_re_prefetch {
   fs_re_col<MI>* rc;  // [fs_re_cols(TN)]
   const fs_fused_params& p;
-  fs_i64 v0, n;  // n: column tid's row
+  fs_i64 n;  // column tid's row
   unsigned char* buf;
   int tid, ktiles;
-  bool words_made;
   __device__ __forceinline__ void operator()(int kt) const {
     const fs_re_smem<MI, TN> sm(buf);
-    const int kw = ktiles > 1 ? 1 : 0;
 #pragma unroll
     for (int q = 0; q < fs_re_cols(TN); ++q) {
       if (!fs_re_owns(tid, q, TN)) continue;
       const int col = tid + 128 * q;
-      if (kt == 0 && fs_re_load_row<MI>(rc[q], p, n + 128 * q)) {
-        sm.info[col] = rc[q].inv_tau;
-        sm.info[2 * TN + col] = (float)rc[q].kind;
-        sm.keys[col] = rc[q].seed;
-        sm.keys[TN + col] = rc[q].offset;
-      }
-      if (kt == kw && !words_made) fs_re_make_words<MI, TN>(rc[q], v0, 0, sm.words, col);
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
-        if (kt == (kw + 1 + mi < ktiles ? kw + 1 + mi : ktiles - 1)) fs_re_make_leads<MI, TN>(rc[q], mi, sm.gl, col);
+        if (kt == (mi < ktiles ? mi : ktiles - 1)) fs_re_make_leads<MI, TN>(rc[q], mi, sm.words, sm.gl, col);
       if (kt == ktiles - 1) fs_re_load_bound<MI>(rc[q], p, n + 128 * q, 0);  // to shared memory after the MMAs
     }
   }

@@ -275,8 +275,8 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
       // A tail's k-loop runs without the hook (it samples nothing; one loop for both: a second copy spilled).
       const bool tail = fs_sk_is_tail(u);
       const fs_i64 v0 = (u.tile / n_tiles) * FS_TV + c * FS_MI * 64, n0 = (u.tile % n_tiles) * FS_TN;
-      const bool early = !tail && fs_re_words_before<FS_MI, FS_TN>(rc, v0, n0 + tid, mybuf, tid);
-      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, mybuf, tid, u.k1 - u.k0, early};
+      if (!tail) fs_re_words_before<FS_MI, FS_TN>(rc, p, v0, n0 + tid, mybuf, tid);
+      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, n0 + tid, mybuf, tid, u.k1 - u.k0};
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC>(acc, full, empty, pos, dw0, dh0, u.k1 - u.k0,
                                                                           1000000 + j * ktiles, nullptr,
                                                                           fs_hook_if<decltype(prep)>{prep, !tail}, true);
@@ -322,17 +322,18 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
     pos = fs_ring_pos<FS_STAGES>((long long)c * ktiles);
     for (fs_i64 g = first + c * step; g < groups; g += 2 * step, j += 2) {
-      if (j + c > 0) {
-        fs_mbar_wait(&order[c], order_phase, 5000000 + j);
-        order_phase ^= 1u;
-      }
       // Consumer 0's first tile folds every group's lead first (the rows' bounds).
       // In a cluster an empty tile (past the vocabulary) is sampled too: it
       // yields no candidate (every one is checked against V).
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV, n0 = t.ntile * FS_TN;
+      fs_re_words_before<FS_MI, FS_TN>(rc, p, v0, n0 + tid, mybuf, tid);  // while the other consumer multiplies
+      if (j + c > 0) {
+        fs_mbar_wait(&order[c], order_phase, 5000000 + j);
+        order_phase ^= 1u;
+      }
       const bool leads = c == 0 && j == 0;
-      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, mybuf, tid, ktiles, false};  // words: hook
+      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, n0 + tid, mybuf, tid, ktiles};
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
           acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + (j * 2 + c) * ktiles, &order[c ^ 1], prep, true);
       pos = fs_ring_pos<FS_STAGES>((long long)(j + c + 2) * ktiles);  // its next tile: the block's j + c + 2
@@ -348,8 +349,8 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV + c * FS_MI * 64, n0 = t.ntile * FS_TN;
-      const bool early = fs_re_words_before<FS_MI, FS_TN>(rc, v0, n0 + tid, mybuf, tid);
-      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, v0, n0 + tid, mybuf, tid, ktiles, early};
+      fs_re_words_before<FS_MI, FS_TN>(rc, p, v0, n0 + tid, mybuf, tid);
+      const fs_re_prefetch<FS_MI, FS_TN> prep{rc, p, n0 + tid, mybuf, tid, ktiles};
       fs_tma_consume_tile<FS_TV, FS_TN, FS_TD, FS_STAGES, FS_MI, FS_NACC, FS_CLUSTER>(
           acc, full, empty, pos, dw0, dh0, ktiles, 1000000 + j * ktiles, nullptr, prep, true);
       fs_re_tile<FS_MI, FS_NACC, FS_TN>(acc, p, v0, n0, mybuf, c, wq, lane, j == 0, rc);
