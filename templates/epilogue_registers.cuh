@@ -27,14 +27,12 @@
 //      so far (a stale B is only lower: conservative), of which the tests take
 //      the threshold T(B) = fs_prune_threshold(B) (fs_re_test_bound); these,
 //      1/tau and the row's seed and offset go to shared memory
-//      (epilogue_registers_inputs.cuh). Sample 0's are
-//      made while the tile's MMAs run
-//      (fs_re_prefetch, a hook of the k-loop); that is not free: work in the
-//      hook costs about its own cycles (session 23: 16 fewer fs_logs per
-//      column and tile there saved 0.3-0.5 % of an N = 256 launch's cycles),
-//      and Philox's 64-bit multiplies more (they share a pipe with the tensor
-//      cores), so a consumer that already holds its rows' keys makes the words
-//      before the tile's MMAs instead (fs_re_words_before, session 55);
+//      (epilogue_registers_inputs.cuh). Sample 0's rows and words are made
+//      before the tile's MMAs are issued (fs_re_words_before: Philox's 64-bit
+//      multiplies share a pipe with the tensor cores, sessions 55-56), its
+//      lead noise and bounds while they run (fs_re_prefetch, a hook of the
+//      k-loop; work there costs about its own cycles: session 23's 16 fewer
+//      fs_logs per column and tile saved 0.3-0.5 % of an N = 256 launch);
 //   3. each (column, group) is tested with one FMA: fma(lmax, 1/tau,
 //      G~_lead) < T(B) rules the group out (fs_group_may_win; docs/rng.md
 //      section 6, upper bound 1d: every token's exact score is at most
@@ -236,8 +234,8 @@ __device__ __forceinline__ void fs_re_take_group(const float (&acc)[NACC], const
 // buf: this consumer's fs_re_bytes(MI, TN) of shared memory; c its
 // index (named barrier 2 + c: the warpgroup's 128 threads; 1: both
 // consumers' 256); leads: run the lead pass first (fs_re_put_leads); rc[q]:
-// column tid + 128 q's inputs of sample 0, made during the MMAs
-// (fs_re_prefetch). Both consumers call it for the same tile (halves of it),
+// column tid + 128 q's inputs of sample 0, made before and during the MMAs
+// (fs_re_words_before, fs_re_prefetch). Both consumers call it for the same tile (halves of it),
 // or with FS_PING_PONG each for its own tiles (only consumer 0 with leads).
 template <int MI, int NACC, int TN>
 __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fused_params& p, fs_i64 v0, fs_i64 n0,
@@ -271,9 +269,9 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
 
   for (int s = 0; s < p.num_samples; ++s) {
     // 2. Columns tid + 128 q's group words, lead noise and bounds: sample
-    // 0's were made during the MMAs (with 1/tau, the kind, seed and offset;
-    // the bound's load too, stored only now: a store in the hook would wait
-    // there for the load).
+    // 0's were made before and during the MMAs (with 1/tau, the kind, seed
+    // and offset; the bound's load too, stored only now: a store in the hook
+    // would wait there for the load).
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
       if (!fs_re_owns(tid, q, TN)) continue;

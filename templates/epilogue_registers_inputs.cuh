@@ -1,11 +1,12 @@
 // epilogue_registers_inputs.cuh: what the register epilogue (spec token "re",
-// epilogue_registers.cuh) needs besides the accumulators, made while a tile's
-// MMAs run: per batch column, the row's kind, 1/tau, seed and offset, the
-// group words and the groups' lead noise of sample 0, and the row's bound
-// (fs_re_col); the consumer's shared-memory slots they go to (fs_re_smem,
-// layout in epilogue_registers_smem.cuh); and the k-loop hook that makes them
-// piece by piece (fs_re_prefetch, called by fs_tma_consume_tile after each
-// k-step's MMAs are issued). Later samples' inputs are made by the same
+// epilogue_registers.cuh) needs besides the accumulators, made before and
+// while a tile's MMAs run: per batch column, the row's kind, 1/tau, seed and
+// offset, the group words and the groups' lead noise of sample 0, and the
+// row's bound (fs_re_col); the consumer's shared-memory slots they go to
+// (fs_re_smem, layout in epilogue_registers_smem.cuh); the rows and words
+// before the MMAs (fs_re_words_before) and the k-loop hook that makes the
+// rest piece by piece (fs_re_prefetch, called by fs_tma_consume_tile after
+// each k-step's MMAs are issued). Later samples' inputs are made by the same
 // functions after the MMAs (fs_re_tile).
 #pragma once
 #include "fs_params.cuh"
