@@ -322,9 +322,8 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
     pos = fs_ring_pos<FS_STAGES>((long long)c * ktiles);
     for (fs_i64 g = first + c * step; g < groups; g += 2 * step, j += 2) {
-      // Consumer 0's first tile folds every group's lead first (the rows' bounds).
-      // In a cluster an empty tile (past the vocabulary) is sampled too: it
-      // yields no candidate (every one is checked against V).
+      // Consumer 0's first tile folds every group's lead first (the rows' bounds). In a cluster an
+      // empty tile (past the vocabulary) is sampled too: no candidate (every one is checked against V).
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV, n0 = t.ntile * FS_TN;
       fs_re_words_before<FS_MI, FS_TN>(rc, p, v0, n0 + tid, mybuf, tid);  // while the other consumer multiplies
