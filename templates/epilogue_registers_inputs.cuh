@@ -20,14 +20,14 @@
 #define FS_RE_SAMPLED 1
 #define FS_RE_GREEDY 2
 
-// Column tid's row and its first sample's sampling inputs, made while the
-// tile's MMAs run (fs_re_prefetch): the row's kind, 1/tau and Philox seed and
-// offset (loaded once per row: a consumer keeps them from tile to tile while
-// its tiles' batch rows stay the same); the groups' approximate lead noise gn
-// of sample s (also in shared memory: the tests' bound on every token's
-// noise, upper bound 1d of docs/rng.md section 6; the group words are in
-// shared memory only, from which the lead pass computes its leads' exact
-// noise); the row's bound B.
+// Column tid's row and its first sample's sampling inputs, made before the
+// tile's MMAs (fs_re_words_before) and while they run (fs_re_prefetch): the
+// row's kind, 1/tau and Philox seed and offset (loaded once per row: a
+// consumer keeps them from tile to tile while its tiles' batch rows stay the
+// same); the groups' approximate lead noise gn of sample s (also in shared
+// memory: the tests' bound on every token's noise, upper bound 1d of
+// docs/rng.md section 6; the group words are in shared memory only, from
+// which the lead pass computes its leads' exact noise); the row's bound B.
 template <int MI>
 struct fs_re_col {
   fs_i64 row = -1;  // the row whose kind, 1/tau, seed and offset these are
