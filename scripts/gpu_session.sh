@@ -3,7 +3,7 @@
 # (built on the CPU machine) and falls back to building in place if those
 # binaries cannot run there. Logs and tables go to $OUT.
 #   scripts/gpu_session.sh tests        GPU tests only
-#   scripts/gpu_session.sh bench [ARGS] benchmark (ARGS go to fusedsample_bench)
+#   scripts/gpu_session.sh bench [ARGS] benchmark (ARGS go to fusedsample_bench), then goal_check.py on its table
 #   scripts/gpu_session.sh all          both
 #   scripts/gpu_session.sh tune [ARGS]  fusedsample tune (ARGS go to it); tuning.json exported to $OUT
 #   scripts/gpu_session.sh overhead [ARGS] host overhead of the JIT path (fusedsample_overhead)
@@ -27,6 +27,8 @@ if [[ $what == bench || $what == all ]]; then
   ./build/fusedsample_bench --fs_table="$OUT/bench_table.md" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
     --benchmark_counters_tabular=true "$@" 2>&1 | tee "$OUT/bench.txt" | tail -n 40
   rc=$(( rc | PIPESTATUS[0] ))
+  # Issue #3's goals against this run's table (a miss is reported, not an error of the session).
+  python3 scripts/goal_check.py "$OUT/bench_table.md" | tee "$OUT/goals.md" || true
 fi
 if [[ $what == tune ]]; then
   ./build/fusedsample tune "$@" 2> >(tee "$OUT/tune_progress.txt" >&2) | tee "$OUT/tune_table.md"
