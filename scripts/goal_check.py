@@ -10,7 +10,8 @@ the same shape and N replaces an earlier one).
 
 Prints one markdown row per shape (worst ratio, where, and every N that
 misses) and exits 1 if any goal is missed at any N the tables hold, 2 if
-they hold no rows. Standard library only.
+they hold no rows or the command line is bad (a missing or non-numeric
+--limit, no table, a table that cannot be read). Standard library only.
 Usage: goal_check.py [--limit 1.05] TABLE.md [TABLE.md ...]"""
 import re
 import sys
@@ -78,17 +79,28 @@ def check(rows, limit):
     return cells, missed
 
 
+def usage(why):
+    print(f"goal_check.py: {why}\n{__doc__}", file=sys.stderr)
+    return 2
+
+
 def main(argv):
     limit, paths = 1.05, []
     it = iter(argv)
     for a in it:
         if a == "--limit":
-            limit = float(next(it))
+            try:
+                limit = float(next(it))
+            except (StopIteration, ValueError):
+                return usage("--limit needs a number, such as 1.05")
         else:
             paths.append(a)
     if not paths:
-        sys.exit(__doc__)
-    shapes = parse(paths)
+        return usage("no table given")
+    try:
+        shapes = parse(paths)
+    except OSError as e:
+        return usage(f"cannot read {e.filename}: {e.strerror}")
     if not shapes:
         print("goal_check.py: no table rows in " + ", ".join(paths), file=sys.stderr)
         return 2

@@ -106,4 +106,18 @@ TEST_F(GoalCheck, NoRowsIsAnError) {
   EXPECT_NE(r.output.find("no table rows"), std::string::npos) << r.output;
 }
 
+// A bad command line is an error (2), not a missed goal (1), and says what is wrong (until this test a bad
+// --limit ended in a Python traceback with exit code 1, which read as a missed goal).
+TEST_F(GoalCheck, BadCommandLineIsAnErrorNotAMiss) {
+  const std::string met = table("1000, d=64", "1 1.01 0.9 0.9");
+  CliResult r = check(met, "--limit x");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--limit needs a number"), std::string::npos) << r.output;
+  r = run_command("python3 '" + (fsys::path(FUSEDSAMPLE_SOURCE_DIR) / "scripts" / "goal_check.py").string() +
+                  "' '" + (dir_ / "absent.md").string() + "'");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot read"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Traceback"), std::string::npos) << r.output;
+}
+
 }  // namespace
