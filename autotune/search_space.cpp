@@ -61,7 +61,10 @@ constexpr int kWarpsN[] = {1, 2, 4};
 // pp". validate() keeps them to the tiles they exist for (T_N = 128, w12x1).
 // Clusters and l2 are spec options the tuner does not search (measured
 // slower than the tables, sessions 9-15); stream-K only as the twin of an re
-// spec whose last wave is underfull (last_wave_underfull).
+// spec whose last wave is underfull (last_wave_underfull); the eager stage
+// release (er) only as the twin of a bandwidth-bound cooperative spec (T_N <=
+// 64, staged epilogue, l2p0; measured 0.3-0.7 % faster at N = 24-64 on the
+// small H200 shape, neutral on the large one, session 58).
 constexpr std::pair<bool, bool> kEpilogueOptions[] = {{false, false}, {true, false}, {true, true}};
 // The TMA-fed variants' L2 promotion (KernelSpec::l2_promotion): the default
 // 256 bytes, and none (0), which streamed W 4-8 % faster on the H200 at N <= 64
@@ -241,6 +244,14 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
                       if (sk && sk->shared_bytes() <= limit && seen.insert(sk->to_string()).second)
                         ranked.emplace_back(cost, *sk);
                     }
+                    // The eager stage release's twin (er) of the bandwidth-bound cooperative tiles (T_N <= 64,
+                    // staged epilogue) without L2 promotion, the promotion those batches run best with.
+                    if (ok->variant == Variant::wgmma_coop && !re && tn <= 64 && promotion == 0) {
+                      KernelSpec twin = *ok;
+                      twin.eager_release = true;
+                      const auto er = buildable(twin, arch);
+                      if (er && seen.insert(er->to_string()).second) ranked.emplace_back(cost, *er);
+                    }
                   }
               }
       }
@@ -272,7 +283,8 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
   std::vector<bool> taken(ranked.size(), false);
   for (std::size_t i = 0; i < ranked.size() && out.size() < want; ++i) {
     const KernelSpec& s = ranked[i].second;
-    int& n = per_family[{int(s.variant) + 64 * int(s.reg_epilogue) + 128 * int(s.stream_k), s.tile_v, s.tile_n,
+    int& n = per_family[{int(s.variant) + 64 * int(s.reg_epilogue) + 128 * int(s.stream_k) + 256 * int(s.eager_release),
+                         s.tile_v, s.tile_n,
                          s.tile_d, s.l2_promotion}];
     if (n >= 2) continue;
     ++n;

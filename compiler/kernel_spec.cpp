@@ -131,6 +131,8 @@ void KernelSpec::validate() const {
     bad("the register epilogue (re) needs tile_n a multiple of 32 from 128 to 256 (one or two batch columns per "
         "consumer thread) and w12x1 (no epilogue warps), without l2 (nothing is staged)");
   if (stream_k && ping_pong) bad("stream-K (sk) and ping-pong (pp) do not combine (pp deals whole tiles per consumer)");
+  if (eager_release && !uses_tma(variant))
+    bad("the eager stage release (er) is for the TMA-fed variants (wgmma_ws, wgmma_coop) only");
   if (l2_promotion != 0 && l2_promotion != 64 && l2_promotion != 128 && l2_promotion != 256)
     bad("the L2 promotion (l2pN) must be 0 (none), 64, 128 or 256 bytes");
   if (l2_promotion != 256 && !uses_tma(variant))
@@ -246,11 +248,11 @@ std::vector<std::string> split_spec_list(std::string_view text) {
 }
 
 std::string KernelSpec::to_string() const {
-  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}{}{}{}{}", fusedsample::to_string(dtype),
+  return fmt::format("{} {} {} tv{} tn{} td{} s{} w{}x{}{}{}{}{}{}{}{}", fusedsample::to_string(dtype),
                      fusedsample::to_string(arch), fusedsample::to_string(variant), tile_v, tile_n, tile_d, stages,
                      warps_m, warps_n, cluster == 1 ? std::string() : fmt::format(" c{}", cluster),
                      stage_in_l2 ? " l2" : "", stream_k ? " sk" : "", reg_epilogue ? " re" : "", ping_pong ? " pp" : "",
-                     l2_promotion == 256 ? std::string() : fmt::format(" l2p{}", l2_promotion));
+                     eager_release ? " er" : "", l2_promotion == 256 ? std::string() : fmt::format(" l2p{}", l2_promotion));
 }
 
 KernelSpec KernelSpec::parse(std::string_view text) {
@@ -266,7 +268,7 @@ KernelSpec KernelSpec::parse(std::string_view text) {
   // The field an optional token sets (a field given twice was last-wins until session 48; now an error).
   auto field_of = [](std::string_view t) -> std::string_view {
     if (t.starts_with("l2p")) return "l2p";
-    if (t == "l2" || t == "sk" || t == "re" || t == "pp") return t;
+    if (t == "l2" || t == "sk" || t == "re" || t == "pp" || t == "er") return t;
     if (t.starts_with("tv") || t.starts_with("tn") || t.starts_with("td")) return t.substr(0, 2);
     return t.substr(0, 1);  // s, c, w
   };
@@ -284,6 +286,7 @@ KernelSpec KernelSpec::parse(std::string_view text) {
     else if (t == "sk") s.stream_k = true;
     else if (t == "re") s.reg_epilogue = true;
     else if (t == "pp") s.ping_pong = true;
+    else if (t == "er") s.eager_release = true;
     else if (t.starts_with("tv")) s.tile_v = num(t, 2);
     else if (t.starts_with("tn")) s.tile_n = num(t, 2);
     else if (t.starts_with("td")) s.tile_d = num(t, 2);

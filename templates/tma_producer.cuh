@@ -17,6 +17,9 @@
 // other producers' arrivals on a second barrier: one more hop per stage,
 // measured 10 % slower than no cluster at N = 256.)
 #pragma once
+#ifndef FS_EAGER_RELEASE
+#define FS_EAGER_RELEASE 0
+#endif
 #include "fs_params.cuh"
 #include "tma.cuh"
 #include "mbarrier.cuh"
@@ -197,7 +200,9 @@ __device__ constexpr unsigned fs_tma_empty_count(unsigned consumer_threads, int 
 // tile's k-steps, wait until the stage is full, issue its MMAs (W descriptor
 // dw0, H descriptor dh0, both of stage 0, advanced by the stage's offset),
 // and once the previous stage's MMAs are done free that stage (`empty`,
-// fs_tma_release). Returns with every MMA of the tile complete and every
+// fs_tma_release); with FS_EAGER_RELEASE ("er") wait for the stage's own MMAs
+// right after the hook and free it then, so the stage is back with the
+// producer a whole copy earlier (bandwidth-bound tiles). Returns with every MMA of the tile complete and every
 // stage freed; pos is left at the next stage. tag0 + k-step tags the waits
 // (FS_DEBUG_HANG builds). issued (ping-pong, may be null): thread 0 of the
 // warpgroup arrives on it once the last k-step's MMAs are issued. hook(kt)
@@ -233,11 +238,18 @@ __device__ __forceinline__ void fs_tma_consume_tile(float (&acc)[MI][NACC], fs_u
                                    dh0 + FS_WGMMA_DESC_STEP(pos.st * TN * TD * 2 + h * TN * RB), overwrite && kt == 0 && h == 0);
     if (issued && kt == ktiles - 1 && (threadIdx.x & 127) == 0) fs_mbar_arrive(issued);
     hook(kt);
+#if FS_EAGER_RELEASE
+    fs_wgmma_wait<0>();  // this stage's MMAs are done: free it now ("er")
+    fs_tma_release<CLUSTER>(&empty[pos.st]);
+#else
     fs_wgmma_wait<TD / BC>();  // the previous stage's MMAs are done: free it
     if (kt > 0) fs_tma_release<CLUSTER>(&empty[prev]);
+#endif
     prev = pos.st;
     pos.advance();
   }
+#if !FS_EAGER_RELEASE
   fs_wgmma_wait<0>();
   fs_tma_release<CLUSTER>(&empty[prev]);
+#endif
 }

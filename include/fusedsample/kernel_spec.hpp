@@ -74,6 +74,16 @@ struct KernelSpec {
   // while the other multiplies (templates/fused_wgmma_coop.cuh; "pp" in the
   // spec text; absent when false).
   bool ping_pong = false;
+  // wgmma_ws and wgmma_coop only: each consumer waits for its own MMAs of a
+  // stage as soon as it has issued them and frees the stage at once, instead
+  // of keeping one stage's MMAs in flight while it waits for the next stage
+  // and freeing the previous one only then (templates/tma_producer.cuh). In
+  // the bandwidth-bound tiles (T_N <= 64) the consumers wait for the copies
+  // anyway, and the stage a consumer holds idle until the next one lands is
+  // one stage less of W in flight; with compute-bound tiles the in-flight
+  // MMAs are what keeps the tensor pipe busy. ("er" in the spec text; absent
+  // when false.)
+  bool eager_release = false;
   // wgmma_ws and wgmma_coop only: the L2 promotion of the tensor maps their
   // copies read W and H through (CUtensorMapL2promotion), in bytes: 256
   // (the default), 128, 64 or 0 (none). With 256 each 128-byte row of a box
@@ -92,8 +102,9 @@ struct KernelSpec {
   void validate() const;
   // "bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1", then " c2" for clusters,
   // " l2" for logits staged in L2, " sk" for stream-K, " re" for the
-  // register epilogue, " pp" for ping-pong and " l2pN" for an L2 promotion
-  // other than 256 bytes: stable, parseable.
+  // register epilogue, " pp" for ping-pong, " er" for the eager stage
+  // release and " l2pN" for an L2 promotion other than 256 bytes: stable,
+  // parseable.
   std::string to_string() const;
   static KernelSpec parse(std::string_view text);
   bool operator==(const KernelSpec&) const = default;

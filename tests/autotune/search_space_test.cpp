@@ -325,6 +325,34 @@ TEST(SearchSpace, OffersStreamKTwinsWhereTheLastWaveIsUnderfull) {
   EXPECT_GE(twins(fs::search_space(DType::bf16, Arch::sm_90, 256, capped)), 1);
 }
 
+// Eager-release twins (er) of the bandwidth-bound cooperative specs (T_N <=
+// 64, staged epilogue, l2p0), each beside its spec, at any N whose batch
+// tiles include them; the default cap keeps some at N = 16 and 64; never
+// where there is no TMA.
+TEST(SearchSpace, OffersEagerReleaseTwinsOfTheBandwidthBoundTiles) {
+  fs::SearchSpaceOptions all;
+  all.max_candidates = 100000;
+  auto twins = [](const std::vector<fs::KernelSpec>& specs) {
+    return std::count_if(specs.begin(), specs.end(), [](const fs::KernelSpec& s) { return s.eager_release; });
+  };
+  for (std::int64_t rows : {16, 64, 256}) {
+    const auto specs = fs::search_space(DType::bf16, Arch::sm_90, rows, all);
+    EXPECT_GE(twins(specs), 1) << rows;
+    for (const auto& s : specs)
+      if (s.eager_release) {
+        EXPECT_TRUE(s.variant == fs::Variant::wgmma_coop && !s.reg_epilogue && s.tile_n <= 64 && s.l2_promotion == 0)
+            << s.to_string();
+        EXPECT_NO_THROW(s.validate()) << s.to_string();
+        fs::KernelSpec plain = s;
+        plain.eager_release = false;
+        EXPECT_NE(std::find(specs.begin(), specs.end(), plain), specs.end()) << "twin without its spec: " << s.to_string();
+      }
+  }
+  for (std::int64_t rows : {16, 64})
+    EXPECT_GE(twins(fs::search_space(DType::bf16, Arch::sm_90, rows, fs::SearchSpaceOptions{})), 1) << rows;
+  EXPECT_EQ(twins(fs::search_space(DType::bf16, Arch::sm_80, 64, all)), 0);  // no TMA there
+}
+
 // Between 128 and 256 rows (the buckets 160, 192, 224) the tuner also tries
 // the batch tile fitted to the rows: with the register epilogue, T_N = rows;
 // the tuner's default cap of 24 keeps it, and it ranks before the 256-column

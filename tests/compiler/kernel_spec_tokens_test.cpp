@@ -1,5 +1,5 @@
 // kernel_spec_tokens_test.cpp: KernelSpec's optional trailing tokens (cN,
-// l2, sk, re, pp, l2pN): how they print and parse, the shared memory they
+// l2, sk, re, pp, er, l2pN): how they print and parse, the shared memory they
 // take, and the combinations validate() accepts or refuses.
 #include <gtest/gtest.h>
 
@@ -203,6 +203,37 @@ TEST(KernelSpec, L2PromotionToken) {
     expect_error<fs::InvalidArgument>([&] { cp.validate(); }, {"L2 promotion", "TMA-fed"}, "l2p128 without TMA");
   }
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90a wgmma_coop l2pX"); }, {"l2pX"}, "bad l2p");
+}
+
+// The eager stage release prints as "er" after the epilogue tokens and
+// before "l2pN"; it changes no shared memory, makes a binary of its own and
+// is for the TMA-fed variants only.
+TEST(KernelSpec, EagerReleaseToken) {
+  KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 128, 64, 128, 4, 16, 1, Arch::sm_90a);
+  const std::size_t plain = s.shared_bytes();
+  EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn64 td128 s4 w16x1").eager_release);
+  s.eager_release = true;
+  s.l2_promotion = 0;
+  expect_valid_text(s, "bf16 sm_90a wgmma_coop tv128 tn64 td128 s4 w16x1 er l2p0");
+  EXPECT_EQ(s.shared_bytes(), plain);
+  EXPECT_TRUE(fs::binary_spec(s).eager_release);  // another kernel, not a launch setting
+  KernelSpec c2 = s;
+  c2.cluster = 2;
+  expect_valid_text(c2, "bf16 sm_90a wgmma_coop tv128 tn64 td128 s4 w16x1 c2 er l2p0");
+  KernelSpec re = spec(DType::bf16, Variant::wgmma_coop, 128, 128, 64, 6, 12, 1, Arch::sm_90a);
+  re.reg_epilogue = re.ping_pong = re.eager_release = true;
+  expect_valid_text(re, "bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 re pp er");
+  KernelSpec ws = spec(DType::bf16, Variant::wgmma_ws, 128, 64, 64, 4, 12, 1, Arch::sm_90a);
+  ws.eager_release = true;
+  expect_valid_text(ws, "bf16 sm_90a wgmma_ws tv128 tn64 td64 s4 w12x1 er");
+  for (Variant v : {Variant::mma_sync, Variant::wgmma}) {
+    KernelSpec cp = spec(DType::bf16, v, 128, 16, 64, 4, v == Variant::wgmma ? 8 : 4, 1,
+                         v == Variant::wgmma ? Arch::sm_90a : Arch::sm_90);
+    cp.eager_release = true;
+    expect_error<fs::InvalidArgument>([&] { cp.validate(); }, {"eager stage release", "TMA-fed"}, "er without TMA");
+  }
+  expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn64 s4 w16x1 er er"); },
+                                    {"er", "second time"}, "er twice");
 }
 
 }  // namespace

@@ -84,6 +84,7 @@ void check_compiled(const KernelSpec& spec) {
   SCOPED_TRACE(spec.to_string());
   const fs::RenderedKernel r = fs::render_kernel(spec);
   EXPECT_EQ(r.spec, spec);
+  EXPECT_EQ(r.source.find("#define FS_EAGER_RELEASE 1\n") != std::string::npos, spec.eager_release);
   fs::CompiledKernel k;
   try {
     k = fs::compile_uncached(r);
@@ -230,6 +231,18 @@ std::vector<CompileCase> all_cases() {
     out.push_back(pp);
     pp.spec.cluster = 2;  // and in a cluster
     out.push_back(pp);
+    // The eager stage release: the N <= 64 tile of the tables (l2p0 is a
+    // launch setting, not compiled), in a cluster, with ping-pong, and wgmma_ws.
+    CompileCase er = coop(128, 64, 128, 4, 16);
+    er.spec.eager_release = true;
+    out.push_back(er);
+    er.spec.cluster = 2;
+    out.push_back(er);
+    pp.spec.eager_release = true;
+    out.push_back(pp);
+    CompileCase er_ws{make_spec(d, Variant::wgmma_ws, Arch::sm_90a, 128, 40, 64, 3, 12, 1)};
+    er_ws.spec.eager_release = true;
+    out.push_back(er_ws);
   }
   return out;
 }

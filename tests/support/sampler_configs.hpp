@@ -52,6 +52,12 @@ inline KernelSpec with_l2_promotion(KernelSpec s, int bytes) {
   return s;
 }
 
+// The eager stage release (er: TMA-fed variants).
+inline KernelSpec with_eager_release(KernelSpec s) {
+  s.eager_release = true;
+  return s;
+}
+
 inline std::vector<KernelSpec> forced_specs(DType dtype) {
   if (dtype == DType::fp32)
     return {make_spec(dtype, 64, 8, 32, 3, 4, 1), make_spec(dtype, 128, 32, 32, 3, 4, 1),
@@ -103,7 +109,12 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           // the tensor maps' L2 promotion (the same kernels, other maps): 128 bytes and none
           with_l2_promotion(make_wgmma_coop_spec(dtype, 128, 32, 4, 16, 1, 128), 128),
           with_l2_promotion(make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 1, 64, false, false, true), 0),
-          with_l2_promotion(make_wgmma_ws_spec(dtype, 64, 40, 4), 128)};
+          with_l2_promotion(make_wgmma_ws_spec(dtype, 64, 40, 4), 128),
+          // the eager stage release: the N <= 64 tile of the tables, a cluster, the register epilogue, wgmma_ws
+          with_eager_release(with_l2_promotion(make_wgmma_coop_spec(dtype, 128, 64, 4, 16, 1, 128), 0)),
+          with_eager_release(make_wgmma_coop_spec(dtype, 128, 32, 4, 20, 2, 128)),
+          with_eager_release(make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 1, 64, false, false, true)),
+          with_eager_release(make_wgmma_ws_spec(dtype, 128, 40, 3))};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
@@ -138,7 +149,7 @@ inline std::string tiles_name(const KernelSpec& s) {
   return variant + "tv" + std::to_string(s.tile_v) + "_tn" + std::to_string(s.tile_n) + "_td" + std::to_string(s.tile_d) + "_s" +
          std::to_string(s.stages) + "_w" + std::to_string(s.warps_m) + "x" + std::to_string(s.warps_n) +
          (s.cluster > 1 ? "_c" + std::to_string(s.cluster) : "") + (s.stage_in_l2 ? "_l2" : "") + (s.stream_k ? "_sk" : "") +
-         (s.reg_epilogue ? "_re" : "") + (s.ping_pong ? "_pp" : "") +
+         (s.reg_epilogue ? "_re" : "") + (s.ping_pong ? "_pp" : "") + (s.eager_release ? "_er" : "") +
          (s.l2_promotion != 256 ? "_l2p" + std::to_string(s.l2_promotion) : "");
 }
 
