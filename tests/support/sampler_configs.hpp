@@ -110,11 +110,13 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           with_l2_promotion(make_wgmma_coop_spec(dtype, 128, 32, 4, 16, 1, 128), 128),
           with_l2_promotion(make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 1, 64, false, false, true), 0),
           with_l2_promotion(make_wgmma_ws_spec(dtype, 64, 40, 4), 128),
-          // the eager stage release: the N <= 64 tile of the tables, a cluster, the register epilogue, wgmma_ws
+          // the eager stage release: the N <= 64 tile, a cluster, the register epilogue, wgmma_ws
           with_eager_release(with_l2_promotion(make_wgmma_coop_spec(dtype, 128, 64, 4, 16, 1, 128), 0)),
           with_eager_release(make_wgmma_coop_spec(dtype, 128, 32, 4, 20, 2, 128)),
           with_eager_release(make_wgmma_coop_spec(dtype, 256, 128, 4, 12, 1, 64, false, false, true)),
-          with_eager_release(make_wgmma_ws_spec(dtype, 128, 40, 3))};
+          with_eager_release(make_wgmma_ws_spec(dtype, 128, 40, 3)),
+          // and with stream-K (the H200 table's large-shape buckets 16 and 32)
+          with_eager_release(with_l2_promotion(make_wgmma_coop_spec(dtype, 128, 32, 4, 16, 1, 128, false, true), 0))};
 }
 
 // Whether device 0 can run `spec` (wgmma needs compute capability 9.0).
