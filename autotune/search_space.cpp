@@ -63,8 +63,8 @@ constexpr int kWarpsN[] = {1, 2, 4};
 // slower than the tables, sessions 9-15); stream-K only as the twin of an re
 // spec whose last wave is underfull (last_wave_underfull); the eager stage
 // release (er) only as the twin of a bandwidth-bound cooperative spec (T_N <=
-// 64, staged epilogue, l2p0; measured 0.3-0.7 % faster at N = 24-64 on the
-// small H200 shape, neutral on the large one, session 58).
+// 64, staged epilogue, l2p0; on the H200 0.2-0.8 % faster at N = 16-64 in
+// most rounds, at most 0.3 % slower in the others, session 58).
 constexpr std::pair<bool, bool> kEpilogueOptions[] = {{false, false}, {true, false}, {true, true}};
 // The TMA-fed variants' L2 promotion (KernelSpec::l2_promotion): the default
 // 256 bytes, and none (0), which streamed W 4-8 % faster on the H200 at N <= 64

@@ -201,15 +201,16 @@ __device__ constexpr unsigned fs_tma_empty_count(unsigned consumer_threads, int 
 // dw0, H descriptor dh0, both of stage 0, advanced by the stage's offset),
 // and once the previous stage's MMAs are done free that stage (`empty`,
 // fs_tma_release); with FS_EAGER_RELEASE ("er") wait for the stage's own MMAs
-// right after the hook and free it then, so the stage is back with the
-// producer a whole copy earlier (bandwidth-bound tiles). Returns with every MMA of the tile complete and every
-// stage freed; pos is left at the next stage. tag0 + k-step tags the waits
-// (FS_DEBUG_HANG builds). issued (ping-pong, may be null): thread 0 of the
-// warpgroup arrives on it once the last k-step's MMAs are issued. hook(kt)
-// runs after k-step kt's MMAs are issued, while they run (the register
-// epilogue prepares its sampling there: epilogue_registers.cuh); it must not
-// touch the accumulators. overwrite: the tile's first MMAs replace the
-// accumulators (scale-d = 0), whatever they held: the caller need not zero them.
+// right after the hook and free it then, so that in bandwidth-bound tiles the
+// stage goes back to the producer without waiting for the next one to land.
+// Returns with every MMA of the tile complete and every stage freed; pos is
+// left at the next stage. tag0 + k-step tags the waits (FS_DEBUG_HANG
+// builds). issued (ping-pong, may be null): thread 0 of the warpgroup arrives
+// on it once the last k-step's MMAs are issued. hook(kt) runs after k-step
+// kt's MMAs are issued, while they run (the register epilogue prepares its
+// sampling there: epilogue_registers.cuh); it must not touch the
+// accumulators. overwrite: the tile's first MMAs replace the accumulators
+// (scale-d = 0), whatever they held: the caller need not zero them.
 struct fs_no_hook {
   __device__ __forceinline__ void operator()(int) const {}
 };
