@@ -308,4 +308,26 @@ INSTANTIATE_TEST_SUITE_P(ValidEdges, NvrtcCompile, ::testing::ValuesIn(edge_case
 INSTANTIATE_TEST_SUITE_P(SmallSharedMemoryDefaults, NvrtcCompile, ::testing::ValuesIn(small_shared_memory_defaults()),
                          case_name);
 
+// The eager stage release changes the consumers' k-loop: without it each
+// k-step waits until only its own stage's MMA groups (two 64-column boxes at
+// T_d = 128) are pending, so the previous stage can be freed; with it every
+// k-step waits for all of them. A template that ignored FS_EAGER_RELEASE
+// would compile both specs to the same waits.
+TEST(EagerRelease, ConsumersWaitForTheirOwnStagesMmas) {
+  auto waits = [](const KernelSpec& spec, int pending) {
+    const std::string ptx = fs::compile_uncached(fs::render_kernel(spec)).ptx;
+    const std::string op = "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";";
+    std::size_t n = 0;
+    for (std::size_t at = ptx.find(op); at != std::string::npos; at = ptx.find(op, at + 1)) ++n;
+    return n;
+  };
+  for (DType d : {DType::bf16, DType::fp16}) {
+    KernelSpec s = make_spec(d, Variant::wgmma_coop, Arch::sm_90a, 128, 64, 128, 4, 16, 1);
+    EXPECT_GE(waits(s, 2), 1u) << s.to_string();
+    s.eager_release = true;
+    EXPECT_EQ(waits(s, 2), 0u) << s.to_string();
+    EXPECT_GE(waits(s, 0), 1u) << s.to_string();
+  }
+}
+
 }  // namespace
