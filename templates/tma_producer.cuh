@@ -230,7 +230,7 @@ __device__ __forceinline__ void fs_tma_consume_tile(float (&acc)[MI][NACC], fs_u
                                                     long long tag0, fs_u64* issued = nullptr,
                                                     const Hook& hook = Hook{}, bool overwrite = false) {
   constexpr int BC = fs_tma_box_cols(TD), RB = 2 * BC;  // a box's columns and bytes per row
-  int prev = 0;  // the stage of the previous k-step
+  int prev = 0;  // the stage of the previous k-step (without er)
   for (int kt = 0; kt < ktiles; ++kt) {
     fs_mbar_wait(&full[pos.st], pos.phase, tag0 + kt);
 #pragma unroll
@@ -239,18 +239,18 @@ __device__ __forceinline__ void fs_tma_consume_tile(float (&acc)[MI][NACC], fs_u
                                    dh0 + FS_WGMMA_DESC_STEP(pos.st * TN * TD * 2 + h * TN * RB), overwrite && kt == 0 && h == 0);
     if (issued && kt == ktiles - 1 && (threadIdx.x & 127) == 0) fs_mbar_arrive(issued);
     hook(kt);
-#if FS_EAGER_RELEASE
-    fs_wgmma_wait<0>();  // this stage's MMAs are done: free it now ("er")
-    fs_tma_release<CLUSTER>(&empty[pos.st]);
-#else
-    fs_wgmma_wait<TD / BC>();  // the previous stage's MMAs are done: free it
-    if (kt > 0) fs_tma_release<CLUSTER>(&empty[prev]);
-#endif
-    prev = pos.st;
+    if constexpr (FS_EAGER_RELEASE) {  // this stage's MMAs are done: free it now ("er")
+      fs_wgmma_wait<0>();
+      fs_tma_release<CLUSTER>(&empty[pos.st]);
+    } else {  // the previous stage's MMAs are done: free it
+      fs_wgmma_wait<TD / BC>();
+      if (kt > 0) fs_tma_release<CLUSTER>(&empty[prev]);
+      prev = pos.st;
+    }
     pos.advance();
   }
-#if !FS_EAGER_RELEASE
-  fs_wgmma_wait<0>();
-  fs_tma_release<CLUSTER>(&empty[prev]);
-#endif
+  if constexpr (!FS_EAGER_RELEASE) {
+    fs_wgmma_wait<0>();
+    fs_tma_release<CLUSTER>(&empty[prev]);
+  }
 }
