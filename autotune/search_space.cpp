@@ -279,13 +279,14 @@ std::vector<KernelSpec> search_space(DType dtype, Arch arch, std::int64_t rows, 
   };
   if (options.incumbent && searched(*options.incumbent, options)) take(*options.incumbent, false);
   for (const KernelSpec& requested : options.extra) take(requested, true);
-  std::map<std::tuple<int, int, int, int, int>, int> per_family;
+  // A family: the variant and its epilogue and schedule options (re, sk, er), the tile, the L2 promotion.
+  using Family = std::tuple<Variant, bool, bool, bool, int, int, int, int>;
+  std::map<Family, int> per_family;
   std::vector<bool> taken(ranked.size(), false);
   for (std::size_t i = 0; i < ranked.size() && out.size() < want; ++i) {
     const KernelSpec& s = ranked[i].second;
-    int& n = per_family[{int(s.variant) + 64 * int(s.reg_epilogue) + 128 * int(s.stream_k) + 256 * int(s.eager_release),
-                         s.tile_v, s.tile_n,
-                         s.tile_d, s.l2_promotion}];
+    int& n = per_family[Family{s.variant, s.reg_epilogue, s.stream_k, s.eager_release, s.tile_v, s.tile_n, s.tile_d,
+                               s.l2_promotion}];
     if (n >= 2) continue;
     ++n;
     taken[i] = true;
