@@ -14,6 +14,7 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,6 +74,9 @@ std::optional<TuningDb> read_tuning_db(const fsys::path& path, std::string* erro
                                     invalid.size(), list));
     }
     return db;
+  } catch (const std::bad_alloc&) {  // out of memory this time: not the file's fault (a save leaves it alone)
+    *error = "unreadable tuning database (out of host memory)";
+    return std::nullopt;
   } catch (const std::exception& e) {  // Error, and anything else a damaged file could raise
     *error = fmt::format("corrupt tuning database ({})", e.what());
     *unusable = true;

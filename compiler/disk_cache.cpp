@@ -122,8 +122,8 @@ CompiledKernel decode_module(std::string_view bytes, const std::string& expected
   const auto payload_len = r.get<std::uint64_t>("payload length");
   const auto sum = r.get<std::uint64_t>("checksum");
   if (bytes.size() - kHeaderBytes < key_len || bytes.size() - kHeaderBytes - key_len != payload_len)
-    throw FileError(fmt::format("size mismatch: file has {} bytes, header says {}", bytes.size(),
-                                kHeaderBytes + key_len + payload_len));
+    throw FileError(fmt::format("size mismatch: file has {} bytes, header says {} + {} (key) + {} (payload)",
+                                bytes.size(), kHeaderBytes, key_len, payload_len));  // no sum: it can wrap
   const std::string_view key = bytes.substr(kHeaderBytes, key_len);
   if (key != expected_key) throw FileError(fmt::format("holds key {} (expected {})", key, expected_key));
   const std::string_view payload = bytes.substr(kHeaderBytes + key_len);

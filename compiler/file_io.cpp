@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <new>
 #include <set>
 #include <system_error>
 #include <vector>
@@ -37,6 +38,17 @@ std::optional<fsys::path> link_target(const fsys::path& path, std::string* error
   }
   if (error) *error = "too many levels of symbolic links at " + path.string();
   return std::nullopt;
+}
+
+// The process's umask, read without changing it (umask(2) can only set it,
+// which would race with other threads' file creation): the "Umask:" line of
+// /proc/self/status (Linux 4.7 and newer), else the usual 022.
+static mode_t process_umask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Umask:", 0) == 0) return mode_t(std::strtoul(line.c_str() + 6, nullptr, 8) & 0777);
+  return 022;
 }
 
 bool write_file_atomic(const fsys::path& link_or_path, std::string_view bytes, std::string* error) {
@@ -83,9 +95,12 @@ bool write_file_atomic(const fsys::path& link_or_path, std::string_view bytes, s
     return fail(what + " " + tmp, err);
   };
   // An existing file keeps its permission bits (a private 0600 database
-  // stays private); a new one is 0644.
+  // stays private); a new one gets what open(O_CREAT, 0666) would, 0666 less
+  // the umask (mkstemp made it 0600; until session 60 it became 0644 whatever
+  // the umask, so a umask of 077 still left the caches readable to all).
   struct stat old_st {};
-  ::fchmod(fd, ::stat(path.c_str(), &old_st) == 0 && S_ISREG(old_st.st_mode) ? (old_st.st_mode & 07777) : 0644);
+  ::fchmod(fd, ::stat(path.c_str(), &old_st) == 0 && S_ISREG(old_st.st_mode) ? (old_st.st_mode & 07777)
+                                                                               : (0666 & ~process_umask()));
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -118,8 +133,14 @@ bool write_file_atomic(const fsys::path& link_or_path, std::string_view bytes, s
 bool write_output_file(const fsys::path& path, std::string_view bytes, std::string* error) {
   std::error_code ec;
   const fsys::file_status st = fsys::status(path, ec);  // follows links
-  if (ec || !fsys::exists(st) || fsys::is_regular_file(st) || fsys::is_directory(st))
-    return write_file_atomic(path, bytes, error);
+  // Named before the temp file's rename fails on them ("cannot rename ./.tmp.X to : No such file", session 60).
+  if (path.empty() || !path.has_filename() || fsys::is_directory(st)) {
+    if (error)
+      *error = path.empty() ? std::string("no output file name (an empty path)")
+                            : "cannot write " + path.string() + ": it names a directory, not a file";
+    return false;
+  }
+  if (ec || !fsys::exists(st) || fsys::is_regular_file(st)) return write_file_atomic(path, bytes, error);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
     if (error) *error = "cannot open " + path.string() + ": " + std::strerror(errno);
@@ -178,7 +199,14 @@ std::optional<std::string> read_cache_file(const fsys::path& path, std::string* 
                         std::to_string(max_bytes);
     return std::nullopt;
   }
-  std::string data(std::size_t(st.st_size), '\0');
+  std::string data;
+  try {
+    data.resize(std::size_t(st.st_size));
+  } catch (const std::bad_alloc&) {  // out of host memory this time: not the file's fault (unusable stays false)
+    if (error)
+      *error = "cannot read " + path.string() + ": out of host memory for its " + std::to_string(st.st_size) + " bytes";
+    return std::nullopt;
+  }
   std::size_t done = 0;
   while (done < data.size()) {
     const ssize_t n = ::read(fd, data.data() + done, data.size() - done);

@@ -41,8 +41,8 @@ std::optional<std::string> read_file(const std::filesystem::path& path, std::str
 // the cache's place, or a link to /dev/zero, is an error, not a hang or an
 // endless read). *unusable (optional) tells the two kinds of error apart:
 // true when what is there can never be read as a cache file (not a regular
-// file, too large), false when the reading failed (EMFILE, EIO, EACCES, ...),
-// which may pass.
+// file, too large), false when the reading failed (EMFILE, EIO, EACCES, no
+// host memory for it: never std::bad_alloc, ...), which may pass.
 std::optional<std::string> read_cache_file(const std::filesystem::path& path, std::string* error,
                                            std::size_t max_bytes = std::size_t(1) << 30, bool* unusable = nullptr);
 

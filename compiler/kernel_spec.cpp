@@ -118,6 +118,12 @@ std::size_t KernelSpec::shared_bytes() const {
 }
 
 void KernelSpec::validate() const {
+  // Enum values out of range (an integer cast, e.g. through a binding) name no kernel: a variant past
+  // wgmma_coop passed every check below, rendered fused_mma.cuh and was sized (shared_bytes) as `logits`.
+  if (fusedsample::to_string(dtype) == "?") throw Unsupported(fmt::format("unsupported dtype value {}", int(dtype)));
+  if (fusedsample::to_string(arch) == "?") throw Unsupported(fmt::format("unsupported arch value {}", int(arch)));
+  if (fusedsample::to_string(variant) == "?")
+    throw Unsupported(fmt::format("unsupported variant value {}", int(variant)));
   auto bad = [&](const std::string& why) { throw InvalidArgument(fmt::format("invalid kernel spec [{}]: {}", to_string(), why)); };
   if (tile_v < 16 || tile_v > 512 || tile_v % 16 != 0) bad("tile_v must be a multiple of 16 in [16, 512]");
   if (tile_n < 8 || tile_n > 256 || tile_n % 8 != 0) bad("tile_n must be a multiple of 8 in [8, 256]");
@@ -295,8 +301,12 @@ KernelSpec KernelSpec::parse(std::string_view text) {
     else if (t.starts_with("w")) {
       const auto x = t.find('x');
       if (x == std::string_view::npos) throw InvalidArgument(fmt::format("bad warp token '{}' (want wMxN)", t));
-      s.warps_m = num(t.substr(0, x), 1);
-      s.warps_n = num(t.substr(x + 1), 0);
+      try {  // the message names the whole token, not the half of it that failed ('1x1' of 'w4x1x1')
+        s.warps_m = num(t.substr(0, x), 1);
+        s.warps_n = num(t.substr(x + 1), 0);
+      } catch (const InvalidArgument&) {
+        throw InvalidArgument(fmt::format("bad warp token '{}' (want wMxN)", t));
+      }
     } else throw InvalidArgument(fmt::format("unknown spec token '{}' in '{}'", t, text));
     ++fields;
   }

@@ -123,6 +123,11 @@ int cmd_tune(const std::vector<std::string>& argv) {
   o.finalists = int(args.get_int("finalists", 4, 0, 64));
   o.device = int(args.get_int("device", -1, 0, 1023));
   o.extra_candidates = spec_list_arg(args, "also");
+  // search_space() takes an extra spec only with the tuned dtype: another one was dropped without a word.
+  for (const KernelSpec& s : o.extra_candidates)
+    if (s.dtype != o.dtype)
+      throw UsageError(fmt::format("invalid spec '{}' in --also: its dtype {} is not the one tuned, {} (--dtype)",
+                                   s.to_string(), to_string(s.dtype), to_string(o.dtype)));
   o.save = !args.has("no-save");
 
   std::string why;

@@ -252,6 +252,53 @@ TEST_F(TuningStoreTest, SaveLeavesADatabaseItCouldNotReadThisTime) {
   EXPECT_TRUE(set_aside(path).empty()) << "a readable database was set aside";
 }
 
+// The same when the host runs out of memory reading or parsing the file.
+// Until session 60 a std::bad_alloc from the JSON parser read as "corrupt
+// tuning database (std::bad_alloc)", and the save set the good file aside and
+// replaced it with its own configs only; one from the read's buffer
+// (read_cache_file) escaped save_tuning_db, which never throws, and ended the
+// process. In a child process whose address space is limited to what it uses
+// plus `room` bytes. (A threadsafe death test runs SetUp again: the child
+// works in a cache dir of its own, and says by its exit code what became of
+// the file there.)
+[[noreturn]] void save_without_memory(const fsys::path& path, std::size_t file_bytes, std::size_t room) {
+  fs::TuningDb b;
+  b.record(key8(), {kSpec, 5.0, 9.0, "t2"});
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages = 0;
+  if (!(statm >> pages)) std::_Exit(4);
+  rlimit limit{};
+  limit.rlim_cur = limit.rlim_max = rlim_t(pages * std::size_t(::sysconf(_SC_PAGESIZE)) + room);
+  if (::setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(4);
+  const bool saved = fs::save_tuning_db(b, path);
+  std::error_code ec;
+  const int code = saved ? 2 : !set_aside(path).empty() ? 3 : fsys::file_size(path, ec) != file_bytes ? 5 : 0;
+  fsys::remove_all(path.parent_path(), ec);  // this child's own cache dir: its TearDown does not run
+  std::_Exit(code);
+}
+
+// One config's 64 MiB timestamp: room to read the file but not to parse it
+// (the parser's token buffer and the string it makes), then not even to read it.
+TEST_F(TuningStoreTest, SaveLeavesADatabaseItRanOutOfMemoryReading) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory does not fit under RLIMIT_AS";
+#endif
+  const fsys::path path = dir_ / "tuning.json";
+  fs::TuningDb a;
+  a.record(key8(), {kSpec, 10.0, 9.0, std::string(std::size_t(64) << 20, '7')});
+  ASSERT_TRUE(fs::save_tuning_db(a, path));
+  const std::string before = read_text(path);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // 0: not saved, the file left as it was; 2: saved over it; 3: set aside; a
+  // signal (std::terminate's abort): an exception escaped.
+  EXPECT_EXIT(save_without_memory(path, before.size(), before.size() + (std::size_t(96) << 20)),
+              ::testing::ExitedWithCode(0), "")
+      << "room to read, not to parse";
+  EXPECT_EXIT(save_without_memory(path, before.size(), std::size_t(16) << 20), ::testing::ExitedWithCode(0), "")
+      << "no room to read";
+  EXPECT_EQ(read_text(path), before);
+}
+
 // A save removes tuning.json temp files an hour old (left by a killed save;
 // kept for good until session 40), not younger ones.
 TEST_F(TuningStoreTest, SaveRemovesStaleTempFiles) {

@@ -146,6 +146,14 @@ TEST_F(CacheDirTest, CorruptFilesAreIgnoredWithOneWarningAndRebuilt) {
       {"wrong key", [](const fs::CompiledKernel&) { return fs::encode_module(fake_kernel(2)); }, "holds key"},
       {"wrong version",
        [](const fs::CompiledKernel& k) { auto b = fs::encode_module(k); b[8] ^= 0x7f; return b; }, "format version"},
+      // a payload length that wraps the header's sum: the message said "header says 63" until session 60
+      {"huge payload length",
+       [](const fs::CompiledKernel& k) {
+         auto b = fs::encode_module(k);
+         for (int i = 16; i < 24; ++i) b[i] = '\xff';
+         return b;
+       },
+       "18446744073709551615 (payload)"},
       {"bit flip",
        [](const fs::CompiledKernel& k) { auto b = fs::encode_module(k); b[b.size() - 10] ^= 0x01; return b; },
        "checksum"},

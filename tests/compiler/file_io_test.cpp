@@ -189,4 +189,42 @@ TEST_F(FileIoTest, OutputFileIntoAFifo) {
   EXPECT_EQ(read_text(plain), "x");
 }
 
+// A new file's permission bits follow the umask as open(O_CREAT, 0666)'s
+// would (always 0644 until session 60: a umask of 077 left the caches
+// readable to all); a file replaced keeps its own.
+TEST_F(FileIoTest, NewFilesFollowTheUmask) {
+  const mode_t saved = ::umask(077);
+  std::string error;
+  const fsys::path priv = dir_ / "private.json", shared = dir_ / "shared.json";
+  const bool wrote_private = fs::detail::write_file_atomic(priv, "a", &error);
+  ::umask(022);
+  const bool wrote_shared = fs::detail::write_file_atomic(shared, "b", &error);
+  ::umask(saved);
+  ASSERT_TRUE(wrote_private && wrote_shared) << error;
+  auto mode = [](const fsys::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 07777;
+  };
+  EXPECT_EQ(mode(priv), 0600u);
+  EXPECT_EQ(mode(shared), 0644u);
+  ASSERT_TRUE(fs::detail::write_file_atomic(priv, "c", &error)) << error;  // under 022 now: keeps its 0600
+  EXPECT_EQ(mode(priv), 0600u);
+}
+
+// An empty output path or a directory is named as such; until session 60 the
+// error was the temp file's failed rename ("cannot rename ./.tmp.X to : No
+// such file or directory", "... to /tmp/: Not a directory").
+TEST_F(FileIoTest, OutputFileThatIsNoFileIsNamed) {
+  std::string error;
+  EXPECT_FALSE(fs::detail::write_output_file("", "x", &error));
+  EXPECT_NE(error.find("empty path"), std::string::npos) << error;
+  for (const fsys::path& p : {dir_, fsys::path(dir_.string() + "/"), dir_ / "missing" / ""}) {
+    EXPECT_FALSE(fs::detail::write_output_file(p, "x", &error)) << p;
+    EXPECT_NE(error.find("names a directory"), std::string::npos) << error;
+    EXPECT_EQ(error.find(".tmp."), std::string::npos) << error;
+  }
+  for (const auto& e : fsys::directory_iterator(dir_)) ADD_FAILURE() << "left behind: " << e.path();
+}
+
 }  // namespace

@@ -103,6 +103,10 @@ TEST(KernelSpec, ParseRejectsMalformedText) {
     expect_error<fs::InvalidArgument>([&] { KernelSpec::parse(twice); }, {"a second time"}, twice);
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync tv12a"); }, {"tv12a"}, "trailing junk");
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync w4"); }, {"w4"}, "warp token");
+  // The whole warp token is named, not the half that failed ("bad number in spec token '1x1'" until session 60).
+  for (const char* w : {"w4x1x1", "wAx1", "w4x"})
+    expect_error<fs::InvalidArgument>([&] { KernelSpec::parse(std::string("bf16 sm_90 mma_sync ") + w); },
+                                      {std::string("'") + w + "'", "wMxN"}, w);
   expect_error<fs::InvalidArgument>([] { KernelSpec::parse("bf16 sm_90 mma_sync q7"); }, {"q7"}, "unknown token");
   expect_error<fs::Unsupported>([] { KernelSpec::parse("int8 sm_90 mma_sync"); }, {"int8"}, "bad dtype");
   expect_error<fs::Unsupported>([] { KernelSpec::parse("bf16 sm_75 mma_sync"); }, {"sm_75"}, "bad arch");

@@ -142,6 +142,18 @@ TEST(ArgumentChecks, BadDTypeValue) {
   expect_error<fs::Unsupported>([&] { check_options(o); }, {"dtype"}, "dtype 7");
 }
 
+// A forced spec's variant and arch are enums too: out of range, the spec was
+// accepted (validate() checked neither) and compiled as mma_sync.
+TEST(ArgumentChecks, BadEnumValuesInForcedSpec) {
+  fs::SamplerOptions o = good_options();
+  o.spec = fs::default_spec(fs::DType::bf16, fs::Arch::sm_90, 8);
+  o.spec->variant = static_cast<fs::Variant>(42);
+  expect_error<fs::Unsupported>([&] { check_options(o); }, {"variant", "42"}, "variant 42");
+  o.spec = fs::default_spec(fs::DType::bf16, fs::Arch::sm_86, 8);  // fits any arch's shared memory
+  o.spec->arch = static_cast<fs::Arch>(9);
+  expect_error<fs::Unsupported>([&] { check_options(o); }, {"arch", "9"}, "arch 9");
+}
+
 // --------------------------------------------------------------------- args
 
 TEST(ArgumentChecks, ValidArgsPass) {

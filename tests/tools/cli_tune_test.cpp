@@ -60,6 +60,9 @@ TEST_F(CliTune, BadCommandLinesExitTwoNamingTheOption) {
       {"tune --also ';'", "--also"},
       // valid, but it computes no matmul (exit 1 on a GPU machine until session 40: refused as a candidate there)
       {"tune --also 'bf16 sm_90 logits'", "logits"},
+      // valid, but of another dtype than the one tuned: never a candidate (dropped silently until the fix)
+      {"tune --dtype fp16 --also 'bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1'", "--dtype"},
+      {"tune --also 'fp32 sm_90 simt tv128 tn16 td32 s3 w4x1'", "--dtype"},
   };
   for (const auto& c : cases) {
     const Result r = run_cli(dir_, c.args);
