@@ -116,6 +116,13 @@ std::optional<std::string> Args::get(const std::string& name) const {
   return it->second;
 }
 
+std::optional<std::string> Args::get_path(const std::string& name) const {
+  auto text = get(name);
+  if (text && text->empty())
+    throw UsageError(fmt::format("invalid value '' for {}: expected a file name", option_text(name)));
+  return text;
+}
+
 std::string Args::get_or(const std::string& name, const std::string& fallback) const {
   return get(name).value_or(fallback);
 }

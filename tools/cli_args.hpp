@@ -60,6 +60,8 @@ class Args {
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   std::optional<std::string> get(const std::string& name) const;
   std::string get_or(const std::string& name, const std::string& fallback) const;
+  // A file name: absent is nullopt, an empty value a UsageError naming the option (`-o ""`).
+  std::optional<std::string> get_path(const std::string& name) const;
   // Typed accessors: the value must parse completely and lie in [lo, hi],
   // else UsageError naming --name and the value.
   std::int64_t get_int(const std::string& name, std::int64_t fallback, std::int64_t lo, std::int64_t hi) const;

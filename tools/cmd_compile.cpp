@@ -100,7 +100,7 @@ int cmd_compile(const std::vector<std::string>& argv) {
   }
   const std::string emit = args.get_choice("emit", "cubin-info", {"source", "expanded", "ptx", "cubin-info", "cubin"});
   const KernelSpec spec = spec_from_args(args);
-  const auto output = args.get("output");
+  const auto output = args.get_path("output");
   if (emit == "cubin" && (!output || *output == "-")) throw UsageError("--emit cubin writes binary data: give -o FILE");
 
   const RenderedKernel rendered = render_kernel(spec);

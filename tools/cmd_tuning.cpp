@@ -46,7 +46,7 @@ int cmd_export(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   const TuningDb db = selected(args.has("builtin"), args.get("gpu"));
-  if (const auto out = args.get("output")) {
+  if (const auto out = args.get_path("output")) {
     export_tuning_file(db, *out);
     fmt::print(stderr, "exported {} entries to {}\n", db.entries().size(), *out);
   } else {

@@ -68,7 +68,7 @@ std::vector<KernelSpec> spec_list_arg(const Args& args, const char* name) {
 void add_spec_options(ArgParser& p) {
   p.option("dtype", "T", "storage type of W and H: bf16, fp16, fp32", "bf16")
       .option("arch", "ARCH", "target: sm_80, sm_86, sm_89, sm_90, sm_90a", "sm_90")
-      .option("variant", "V", "kernel body: mma_sync (bf16/fp16), simt (fp32), logits, wgmma, wgmma_ws, wgmma_coop (bf16/fp16, sm_90a)", "mma_sync; simt for fp32")
+      .option("variant", "V", "kernel body: mma_sync (bf16/fp16), simt (fp32), logits, wgmma, wgmma_ws, wgmma_coop (bf16/fp16, sm_90a)", "the --rows default spec's: wgmma (sm_90a) on sm_90, mma_sync on sm_8x, simt for fp32")
       .option("tile-v", "N", "vocabulary rows per block (T_V)")
       .option("tile-n", "N", "batch rows per block (T_N)")
       .option("tile-d", "N", "depth of one pipeline stage (T_d)")

@@ -48,6 +48,18 @@ TEST_F(CliBadInput, WarpCountsWhoseProductOverflows) {
   }
 }
 
+// An empty -o is a bad command line naming the option (exit 2), as README's
+// exit codes say; until session 60 it was exit 1 with a temp file's failed
+// rename ("cannot rename ./.tmp.X to : No such file or directory").
+TEST_F(CliBadInput, EmptyOutputFileName) {
+  for (const char* args : {"compile -o ''", "compile --emit source --output ''", "export -o ''"}) {
+    const auto r = run_cli(dir_, args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("--output"), std::string::npos) << args << ": " << r.output;
+    EXPECT_EQ(r.output.find(".tmp."), std::string::npos) << args << ": " << r.output;
+  }
+}
+
 // A temperature too small for fp32's range was sampled (1e-39: every positive
 // logit scored +inf) or read as greedy (1e-50 rounds to 0).
 TEST_F(CliBadInput, TemperatureBelowTheSmallestSupported) {
