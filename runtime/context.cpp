@@ -70,4 +70,13 @@ void Context::make_current() const {
   if (current != ctx_) FS_CU(cuCtxSetCurrent(ctx_));
 }
 
+KeepCallerContext::KeepCallerContext() { FS_CU(cuCtxGetCurrent(&caller_)); }
+
+KeepCallerContext::~KeepCallerContext() {
+  if (!caller_) return;
+  const auto* cu = driver::try_api(nullptr);
+  CUcontext now = nullptr;
+  if (cu && cu->cuCtxGetCurrent(&now) == CUDA_SUCCESS && now != caller_) cu->cuCtxSetCurrent(caller_);
+}
+
 }  // namespace fusedsample::runtime

@@ -42,4 +42,20 @@ class Context {
   std::string name_;
 };
 
+// Gives the calling thread back, when it goes out of scope (exceptions
+// included), the context that was current when it was made, if there was one
+// (a thread that had none keeps what the library made current). The Sampler's
+// calls run in one: a caller on another context (cudaSetDevice(1), then a
+// Sampler of device 0) keeps its device.
+class KeepCallerContext {
+ public:
+  KeepCallerContext();
+  ~KeepCallerContext();
+  KeepCallerContext(const KeepCallerContext&) = delete;
+  KeepCallerContext& operator=(const KeepCallerContext&) = delete;
+
+ private:
+  CUcontext caller_ = nullptr;
+};
+
 }  // namespace fusedsample::runtime

@@ -34,6 +34,17 @@ LoadedModule::LoadedModule(const Context& ctx, std::shared_ptr<const CompiledKer
   const void* image = arch_cc(spec.arch) == cc ? static_cast<const void*>(kernel_->cubin.data())
                                                : static_cast<const void*>(kernel_->ptx.c_str());
   FS_CU(cuModuleLoadData(&module_, image));
+  // A constructor that throws runs no destructor: unload the module here.
+  try {
+    init_functions(ctx);
+  } catch (...) {
+    driver::api().cuModuleUnload(module_);
+    throw;
+  }
+}
+
+void LoadedModule::init_functions(const Context& ctx) {
+  const KernelSpec& spec = kernel_->spec;
   FS_CU(cuModuleGetFunction(&fused_, module_, "fs_fused_kernel"));
   FS_CU(cuModuleGetFunction(&stream_, module_, "fs_stream_kernel"));
   const std::size_t smem = spec.shared_bytes();

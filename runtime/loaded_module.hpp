@@ -31,6 +31,9 @@ class LoadedModule {
   int fused_local_bytes() const;
 
  private:
+  // The entry points, the shared-memory limit and the resident blocks of the
+  // loaded module.
+  void init_functions(const Context& ctx);
   std::shared_ptr<const CompiledKernel> kernel_;
   CUmodule module_ = nullptr;
   CUfunction fused_ = nullptr, stream_ = nullptr;

@@ -61,7 +61,14 @@ struct Sampler::Impl {
   // [sample_bucket()][batch_bucket()]
   std::array<std::array<std::atomic<runtime::LoadedModule*>, kNumBatchBuckets>, kNumSampleBuckets> by_bucket{};
   std::atomic<runtime::LoadedModule*> logits_module{nullptr};
-  runtime::DeviceMemory workspace;
+  // Counters and candidates (zero between launches), and apart from them the
+  // staged logits and stream-K partial sums (written and read within a
+  // launch): in one buffer a later launch's candidates for more rows or
+  // samples landed on an earlier launch's staged data, which no one zeroes.
+  runtime::DeviceMemory workspace, staging;
+  // Buffers replaced by larger ones, kept for the Sampler's life: a CUDA graph
+  // captured before the growth still launches on them.
+  std::vector<runtime::DeviceMemory> retired;
   runtime::OperandMapCache weights_map, hidden_map, hidden_tail_map;  // tensor maps of the TMA-fed variants
 
   Impl(const SamplerOptions& o) : options(o), ctx(o.device) {}
@@ -77,7 +84,9 @@ struct Sampler::Impl {
       const DeviceIdentity id{ctx.name(), ctx.multiprocessors(), ctx.cc_major(), ctx.cc_minor()};
       s = tuned_spec(id, options.dtype, options.vocab, options.hidden, rows, ctx.arch(), samples).spec;
     }
-    if (s.arch != Arch::sm_90a) s.arch = ctx.arch();
+    // The device's arch, but a wgmma spec keeps sm_90a (it runs on compute capability 9.0 only: elsewhere the
+    // launch says so); a forced `sm_90a mma_sync` spec kept sm_90a until session 60 and failed off Hopper.
+    if (!is_wgmma(s.variant) || s.arch != Arch::sm_90a) s.arch = ctx.arch();
     s.arch = target_arch(s.variant, s.arch);
     // An sm_90a binary runs on compute capability 9.0 only; a newer GPU
     // (which gets sm_90 PTX) falls back to the portable variants.
@@ -133,23 +142,18 @@ struct Sampler::Impl {
     return logits_module.load();
   }
 
-  // The block counter, then one
+  // The workspace: the block counter, one flag per stream-K block, then one
   // packed candidate per (row, sample); all are zero between launches (the
-  // last block of each launch resets them).
-  // Then, for a spec that stages its logits in L2 (KernelSpec::stage_in_l2),
-  // one fp32 T_V x T_N tile per block, written and read within a launch; for
-  // a stream-K spec (KernelSpec::stream_k) one tile of partial sums per block
-  // and one flag per block (zero between launches).
-  // The stream-K flags sit at a fixed place among the counters, so they stay
-  // zero whatever the rows and samples of the next launch (the rest of the
-  // workspace moves with them).
+  // last block of each launch resets them, the blocks of a stream-K launch
+  // their flags).
+  // The staging buffer, a separate allocation: for a spec that stages its
+  // logits in L2 (KernelSpec::stage_in_l2) one fp32 T_V x T_N tile per
+  // block, then for a stream-K spec (KernelSpec::stream_k) one tile of
+  // partial sums per block; written and read within a launch, never zeroed,
+  // so it must never lie under a later launch's candidates.
   static constexpr std::size_t kCounterBytes = 4096;
   static constexpr std::size_t kFlagsOffset = 256;
   static constexpr std::int64_t kMaxStreamKBlocks = std::int64_t(kCounterBytes - kFlagsOffset) / 4;
-  static std::size_t staging_offset(std::int64_t rows, int samples) {
-    const std::size_t end = kCounterBytes + std::size_t(rows) * std::size_t(samples) * sizeof(fs_u64);
-    return (end + 255) / 256 * 256;
-  }
   static std::size_t tile_bytes(const KernelSpec& spec) {
     return std::size_t(spec.tile_v) * std::size_t(spec.tile_n) * sizeof(float);
   }
@@ -158,15 +162,16 @@ struct Sampler::Impl {
     const std::size_t tiles = std::size_t(blocks) * tile_bytes(spec);
     return (spec.stage_in_l2 ? tiles : 0) + (spec.stream_k ? tiles : 0);
   }
-  static std::size_t workspace_bytes(std::int64_t rows, int samples, std::size_t staging = 0) {
-    return staging_offset(rows, samples) + staging;
+  static std::size_t workspace_bytes(std::int64_t rows, int samples) {
+    return kCounterBytes + std::size_t(rows) * std::size_t(samples) * sizeof(fs_u64);
   }
 
-  void ensure_workspace(std::size_t bytes, Stream stream) {
-    if (bytes <= workspace.size()) return;
-    refuse_during_capture(stream, fmt::format("the workspace must grow to {} bytes", bytes));
+  // Grows `buffer` (the workspace or the staging) to at least `bytes`, zeroed.
+  void ensure_buffer(runtime::DeviceMemory& buffer, std::size_t bytes, Stream stream, const char* what) {
+    if (bytes <= buffer.size()) return;
+    refuse_during_capture(stream, fmt::format("the {} must grow to {} bytes", what, bytes));
     std::lock_guard<std::mutex> lock(mu);
-    if (bytes <= workspace.size()) return;
+    if (bytes <= buffer.size()) return;
     // The old buffer may still be in use by queued work on some stream.
     FS_CU(cuCtxSynchronize());
     // The new buffer replaces the old one only once it is zeroed: a failed
@@ -176,12 +181,13 @@ struct Sampler::Impl {
     try {
       grown = runtime::DeviceMemory(bytes + bytes / 2);
     } catch (const CudaError& e) {  // e.g. out of memory: say what for
-      throw CudaError(e.code(), e.name(), fmt::format("the sampler's workspace of {} bytes (for {} needed): {}",
+      throw CudaError(e.code(), e.name(), fmt::format("the sampler's {} of {} bytes (for {} needed): {}", what,
                                                       bytes + bytes / 2, bytes, e.what()));
     }
     FS_CU(cuMemsetD8(grown.get(), 0, grown.size()));
     FS_CU(cuCtxSynchronize());  // zeroed before any stream (also non-blocking ones) launches
-    workspace = std::move(grown);
+    if (buffer.size()) retired.push_back(std::move(buffer));
+    buffer = std::move(grown);
   }
 
   fs_row_params row_params(const SampleArgs& a) const {
@@ -235,13 +241,14 @@ struct Sampler::Impl {
       const std::int64_t rounds = ceil_div(groups, m.resident_blocks() / spec.cluster);
       blocks = ceil_div(groups, rounds) * spec.cluster;
     }
-    ensure_workspace(workspace_bytes(a.rows, a.num_samples, staging_bytes(spec, blocks)), stream);
+    ensure_buffer(workspace, workspace_bytes(a.rows, a.num_samples), stream, "workspace");
+    ensure_buffer(staging, staging_bytes(spec, blocks), stream, "staging buffer");
     p.done = reinterpret_cast<fs_u32*>(workspace.get());
     p.best = reinterpret_cast<fs_u64*>(workspace.get() + kCounterBytes);
-    unsigned char* const staging = reinterpret_cast<unsigned char*>(workspace.get() + staging_offset(a.rows, a.num_samples));
+    unsigned char* const staged_at = reinterpret_cast<unsigned char*>(staging.get());
     const std::size_t staged = spec.stage_in_l2 ? std::size_t(blocks) * tile_bytes(spec) : 0;
-    p.staging = spec.stage_in_l2 ? reinterpret_cast<float*>(staging) : nullptr;
-    p.partials = spec.stream_k ? reinterpret_cast<float*>(staging + staged) : nullptr;
+    p.staging = spec.stage_in_l2 ? reinterpret_cast<float*>(staged_at) : nullptr;
+    p.partials = spec.stream_k ? reinterpret_cast<float*>(staged_at + staged) : nullptr;
     p.sk_flags = spec.stream_k ? reinterpret_cast<fs_u32*>(workspace.get() + kFlagsOffset) : nullptr;
     // The TMA-fed kernels take the tensor maps of W and H after the block,
     // then H's tail map (cuLaunchKernel copies them; the caches only save
@@ -275,6 +282,7 @@ struct Sampler::Impl {
 
 Sampler::Sampler(const SamplerOptions& options) {
   runtime::check_options(options);  // before touching the driver: bad shapes fail everywhere
+  const runtime::KeepCallerContext keep;  // Context makes its primary context current
   impl_ = std::make_unique<Impl>(options);
 }
 
@@ -291,6 +299,7 @@ KernelSpec Sampler::spec_for(std::int64_t rows, int num_samples) const {
 
 void Sampler::sample(const SampleArgs& args, Stream stream) {
   runtime::check_args(impl_->options, args);
+  const runtime::KeepCallerContext keep;
   impl_->ctx.make_current();
   runtime::LoadedModule& m = *impl_->module_for(sample_bucket(args.num_samples), batch_bucket(args.rows), stream);
   impl_->launch(m, args.weights, args.hidden_states, args, runtime::buffer_needs(impl_->options, args), stream);
@@ -298,6 +307,7 @@ void Sampler::sample(const SampleArgs& args, Stream stream) {
 
 void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream stream) {
   runtime::check_logits_args(impl_->options, logits, args);
+  const runtime::KeepCallerContext keep;
   impl_->ctx.make_current();
   impl_->launch(*impl_->module_for_logits(stream), logits, nullptr, args, runtime::buffer_needs(impl_->options, args, logits),
                 stream);
@@ -305,6 +315,7 @@ void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream 
 
 void Sampler::reserve(std::int64_t rows, int num_samples) {
   runtime::check_reserve(rows, num_samples);
+  const runtime::KeepCallerContext keep;
   impl_->ctx.make_current();
   // Every bucket's module (each batch bucket of up to `rows` rows with each
   // sample bucket of up to `num_samples`), and room for the largest staging
@@ -330,7 +341,8 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
       staging = std::max(staging, Impl::staging_bytes(m.spec(), m.resident_blocks()));
     }
   impl_->module_for_logits();
-  impl_->ensure_workspace(Impl::workspace_bytes(rows, num_samples, staging), nullptr);
+  impl_->ensure_buffer(impl_->workspace, Impl::workspace_bytes(rows, num_samples), nullptr, "workspace");
+  impl_->ensure_buffer(impl_->staging, staging, nullptr, "staging buffer");
 }
 
 }  // namespace fusedsample

@@ -65,6 +65,10 @@ struct SampleArgs {
 
 // A Sampler owns one workspace: use it from one thread and one stream at a
 // time (like a cuBLAS handle), or give each stream its own Sampler.
+// Its calls leave the caller's current CUDA context as it was (a thread with
+// none is left on the Sampler device's primary context), and buffers it
+// outgrows are kept until it is destroyed, so a CUDA graph captured earlier
+// stays valid.
 class Sampler {
  public:
   // Throws NoGpu without a driver/GPU, InvalidArgument for a bad shape.
