@@ -72,11 +72,18 @@ void Context::make_current() const {
 
 KeepCallerContext::KeepCallerContext() { FS_CU(cuCtxGetCurrent(&caller_)); }
 
+KeepCallerContext::KeepCallerContext(const Context& ctx) : made_(ctx.handle()) {
+  FS_CU(cuCtxGetCurrent(&caller_));
+  if (caller_ != made_) FS_CU(cuCtxSetCurrent(made_));
+}
+
 KeepCallerContext::~KeepCallerContext() {
-  if (!caller_) return;
+  if (!caller_ || caller_ == made_) return;
   const auto* cu = driver::try_api(nullptr);
-  CUcontext now = nullptr;
-  if (cu && cu->cuCtxGetCurrent(&now) == CUDA_SUCCESS && now != caller_) cu->cuCtxSetCurrent(caller_);
+  if (!cu) return;
+  CUcontext now = made_;
+  if (!now && cu->cuCtxGetCurrent(&now) != CUDA_SUCCESS) return;
+  if (now != caller_) cu->cuCtxSetCurrent(caller_);
 }
 
 }  // namespace fusedsample::runtime

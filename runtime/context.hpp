@@ -49,13 +49,20 @@ class Context {
 // Sampler of device 0) keeps its device.
 class KeepCallerContext {
  public:
+  // Only remembers the current context (the Sampler's constructor, whose
+  // Context then makes its own current).
   KeepCallerContext();
+  // Also makes `ctx` current: one cuCtxGetCurrent, and cuCtxSetCurrent only
+  // where another context was current (then once more on the way out). A
+  // caller already on ctx pays what make_current() cost before (session 60).
+  explicit KeepCallerContext(const Context& ctx);
   ~KeepCallerContext();
   KeepCallerContext(const KeepCallerContext&) = delete;
   KeepCallerContext& operator=(const KeepCallerContext&) = delete;
 
  private:
   CUcontext caller_ = nullptr;
+  CUcontext made_ = nullptr;  // what the second constructor made current; nullptr: unknown, ask the driver
 };
 
 }  // namespace fusedsample::runtime

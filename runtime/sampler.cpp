@@ -11,6 +11,7 @@
 
 #include <array>
 #include <atomic>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -286,7 +287,18 @@ Sampler::Sampler(const SamplerOptions& options) {
   impl_ = std::make_unique<Impl>(options);
 }
 
-Sampler::~Sampler() = default;
+// Its modules are unloaded from, and its buffers freed in, its own context
+// (cuModuleUnload acts on the current one), made current for the while: its
+// calls leave a caller's other context current, so it may not be now.
+Sampler::~Sampler() {
+  if (!impl_) return;
+  try {
+    const runtime::KeepCallerContext keep(impl_->ctx);
+    impl_.reset();
+  } catch (const std::exception&) {  // the driver failing here: release what we can where we are
+    impl_.reset();
+  }
+}
 
 const SamplerOptions& Sampler::options() const { return impl_->options; }
 
@@ -299,24 +311,21 @@ KernelSpec Sampler::spec_for(std::int64_t rows, int num_samples) const {
 
 void Sampler::sample(const SampleArgs& args, Stream stream) {
   runtime::check_args(impl_->options, args);
-  const runtime::KeepCallerContext keep;
-  impl_->ctx.make_current();
+  const runtime::KeepCallerContext keep(impl_->ctx);  // the Sampler's context, the caller's again on return
   runtime::LoadedModule& m = *impl_->module_for(sample_bucket(args.num_samples), batch_bucket(args.rows), stream);
   impl_->launch(m, args.weights, args.hidden_states, args, runtime::buffer_needs(impl_->options, args), stream);
 }
 
 void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream stream) {
   runtime::check_logits_args(impl_->options, logits, args);
-  const runtime::KeepCallerContext keep;
-  impl_->ctx.make_current();
+  const runtime::KeepCallerContext keep(impl_->ctx);  // the Sampler's context, the caller's again on return
   impl_->launch(*impl_->module_for_logits(stream), logits, nullptr, args, runtime::buffer_needs(impl_->options, args, logits),
                 stream);
 }
 
 void Sampler::reserve(std::int64_t rows, int num_samples) {
   runtime::check_reserve(rows, num_samples);
-  const runtime::KeepCallerContext keep;
-  impl_->ctx.make_current();
+  const runtime::KeepCallerContext keep(impl_->ctx);  // the Sampler's context, the caller's again on return
   // Every bucket's module (each batch bucket of up to `rows` rows with each
   // sample bucket of up to `num_samples`), and room for the largest staging
   // any of them needs (a launch never uses more blocks than fit at once). A
