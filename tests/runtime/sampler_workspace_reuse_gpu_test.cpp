@@ -2,6 +2,7 @@
 // different sizes on a GPU. A call's candidates must start from zero whatever
 // an earlier call of fewer rows left in the staging it used, and a CUDA graph
 // captured before the workspace grew must still replay correctly.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -141,6 +142,53 @@ TEST(SamplerContextGpu, CallerKeepsItsContext) {
   expect_all_in_range(from_device<std::int64_t>(out, 4), pb.V, "sample on device 0");
   FS_CU(cuDevicePrimaryCtxRelease(0));
   FS_CU(cuDevicePrimaryCtxRelease(1));
+}
+
+// The same on one GPU: a caller's own context of device 0 (cuCtxCreate, which
+// the library's driver table leaves out: from libcuda itself) current while a
+// Sampler made on the primary context samples, reserves and is destroyed.
+// Until session 60 each call left the primary context current; the
+// destructor now unloads the modules in the Sampler's own context.
+TEST_F(SamplerApiGpu, CallerOwnContextIsKeptAcrossCallsAndDestruction) {
+  using CreateFn = CUresult (*)(CUcontext*, unsigned, CUdevice);
+  using DestroyFn = CUresult (*)(CUcontext);
+  void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) lib = ::dlopen("libcuda.so.1", RTLD_NOW);
+  ASSERT_NE(lib, nullptr) << ::dlerror();
+  const auto create = reinterpret_cast<CreateFn>(::dlsym(lib, "cuCtxCreate_v2"));
+  const auto destroy = reinterpret_cast<DestroyFn>(::dlsym(lib, "cuCtxDestroy_v2"));
+  if (!create || !destroy) GTEST_SKIP() << "this libcuda exports no cuCtxCreate_v2 / cuCtxDestroy_v2";
+  auto current = [] {
+    CUcontext c = nullptr;
+    FS_CU(cuCtxGetCurrent(&c));
+    return c;
+  };
+  const CUcontext primary = current();
+  ASSERT_NE(primary, nullptr);
+  const Problem pb(DType::bf16, rng, 1000, 64, 4);  // the primary context's buffers (unified addresses)
+  DeviceMemory out(4 * 8);
+  std::vector<std::int64_t> got;
+  CUcontext own = nullptr;
+  {
+    Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
+    CUdevice dev = 0;
+    FS_CU(cuCtxGetDevice(&dev));
+    ASSERT_EQ(create(&own, 0, dev), CUDA_SUCCESS);  // current now
+    ASSERT_NE(own, primary);
+    sampler.reserve(4);
+    EXPECT_EQ(current(), own) << "reserve() left the Sampler's context current";
+    sampler.sample(pb.args(out, 1), nullptr);
+    EXPECT_EQ(current(), own) << "sample() left the Sampler's context current";
+    SampleArgs bad = pb.args(out, 1);
+    bad.temperature = -1.0f;
+    EXPECT_THROW(sampler.sample(bad, nullptr), InvalidArgument);
+    EXPECT_EQ(current(), own);
+  }  // destroyed with `own` current
+  EXPECT_EQ(current(), own) << "~Sampler left another context current";
+  ASSERT_EQ(destroy(own), CUDA_SUCCESS);
+  FS_CU(cuCtxSetCurrent(primary));
+  FS_CU(cuCtxSynchronize());
+  expect_all_in_range(from_device<std::int64_t>(out, 4), pb.V, "sample() while another context was current");
 }
 
 }  // namespace
