@@ -79,19 +79,9 @@ TEST_F(SamplerApiGpu, GraphCaptureMatchesDirectCall) {
 
   testing::StreamGuard stream;
   testing::GraphGuard graph;
-  FS_CU(cuStreamBeginCapture(stream.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-  try {
-    sampler.sample(a, stream.get());
-  } catch (...) {
-    CUgraph g = nullptr;
-    driver::api().cuStreamEndCapture(stream.s, &g);
-    if (g) driver::api().cuGraphDestroy(g);
-    throw;
-  }
-  FS_CU(cuStreamEndCapture(stream.s, &graph.g));
-  ASSERT_NE(graph.g, nullptr);
   testing::GraphExecGuard exec;
-  FS_CU(cuGraphInstantiate(&exec.e, graph.g, 0));
+  capture_sample(sampler, a, stream, graph, exec);
+  if (HasFatalFailure()) return;
 
   auto replay = [&] {
     testing::poison(out_graph);

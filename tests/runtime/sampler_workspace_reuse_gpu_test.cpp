@@ -33,6 +33,25 @@ std::vector<std::uint8_t> bf16_filled(std::size_t n, std::uint16_t bits) {
   return s;
 }
 
+CUcontext current_context() {
+  CUcontext c = nullptr;
+  FS_CU(cuCtxGetCurrent(&c));
+  return c;
+}
+
+// reserve(), a sample() into `out` and one that throws on `sampler` leave
+// `caller` current.
+void expect_calls_keep(Sampler& sampler, const Problem& pb, const DeviceMemory& out, CUcontext caller) {
+  sampler.reserve(4);
+  EXPECT_EQ(current_context(), caller) << "reserve() left the Sampler's context current";
+  sampler.sample(pb.args(out, 1), nullptr);
+  EXPECT_EQ(current_context(), caller) << "sample() left the Sampler's context current";
+  SampleArgs bad = pb.args(out, 1);
+  bad.temperature = -1.0f;
+  EXPECT_THROW(sampler.sample(bad, nullptr), InvalidArgument);
+  EXPECT_EQ(current_context(), caller) << "a sample() that threw left the Sampler's context current";
+}
+
 // A call of 8 rows that stages its logits in L2 (every logit -8704: W all
 // 1, H all -64), then a call of 40 rows on the same Sampler (no growth: the
 // first call's workspace holds it). Until the staging got its own buffer,
@@ -75,18 +94,9 @@ TEST_F(SamplerApiGpu, GraphCapturedBeforeGrowthStillReplays) {
   small.out = out_graph.as<void>();
   testing::StreamGuard stream;
   testing::GraphGuard graph;
-  FS_CU(cuStreamBeginCapture(stream.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-  try {
-    sampler.sample(small, stream.get());
-  } catch (...) {
-    CUgraph g = nullptr;
-    driver::api().cuStreamEndCapture(stream.s, &g);
-    if (g) driver::api().cuGraphDestroy(g);
-    throw;
-  }
-  FS_CU(cuStreamEndCapture(stream.s, &graph.g));
   testing::GraphExecGuard exec;
-  FS_CU(cuGraphInstantiate(&exec.e, graph.g, 0));
+  capture_sample(sampler, small, stream, graph, exec);
+  if (HasFatalFailure()) return;
   const auto direct_small = sample_fresh(sampler, small, 8);
 
   SampleArgs big = pb.args(16);
@@ -115,11 +125,6 @@ TEST(SamplerContextGpu, CallerKeepsItsContext) {
   CUcontext c0 = nullptr, c1 = nullptr;
   FS_CU(cuDevicePrimaryCtxRetain(&c0, 0));
   FS_CU(cuDevicePrimaryCtxRetain(&c1, 1));
-  auto current = [] {
-    CUcontext c = nullptr;
-    FS_CU(cuCtxGetCurrent(&c));
-    return c;
-  };
   FS_CU(cuCtxSetCurrent(c0));
   std::mt19937_64 rng(1);
   const Problem pb(DType::bf16, rng, 1000, 64, 4);  // device 0's buffers
@@ -128,15 +133,8 @@ TEST(SamplerContextGpu, CallerKeepsItsContext) {
   SamplerOptions o = testing::sampler_options(pb.V, pb.d, pb.dtype);
   o.device = 0;
   Sampler sampler(o);
-  EXPECT_EQ(current(), c1) << "Sampler({.device = 0}) switched the caller off device 1";
-  sampler.reserve(4);
-  EXPECT_EQ(current(), c1) << "reserve() switched the caller off device 1";
-  sampler.sample(pb.args(out, 1), nullptr);
-  EXPECT_EQ(current(), c1) << "sample() switched the caller off device 1";
-  SampleArgs bad = pb.args(out, 1);
-  bad.temperature = -1.0f;
-  EXPECT_THROW(sampler.sample(bad, nullptr), InvalidArgument);
-  EXPECT_EQ(current(), c1);
+  EXPECT_EQ(current_context(), c1) << "Sampler({.device = 0}) switched the caller off device 1";
+  expect_calls_keep(sampler, pb, out, c1);
   FS_CU(cuCtxSetCurrent(c0));
   FS_CU(cuCtxSynchronize());
   expect_all_in_range(from_device<std::int64_t>(out, 4), pb.V, "sample on device 0");
@@ -158,16 +156,10 @@ TEST_F(SamplerApiGpu, CallerOwnContextIsKeptAcrossCallsAndDestruction) {
   const auto create = reinterpret_cast<CreateFn>(::dlsym(lib, "cuCtxCreate_v2"));
   const auto destroy = reinterpret_cast<DestroyFn>(::dlsym(lib, "cuCtxDestroy_v2"));
   if (!create || !destroy) GTEST_SKIP() << "this libcuda exports no cuCtxCreate_v2 / cuCtxDestroy_v2";
-  auto current = [] {
-    CUcontext c = nullptr;
-    FS_CU(cuCtxGetCurrent(&c));
-    return c;
-  };
-  const CUcontext primary = current();
+  const CUcontext primary = current_context();
   ASSERT_NE(primary, nullptr);
   const Problem pb(DType::bf16, rng, 1000, 64, 4);  // the primary context's buffers (unified addresses)
   DeviceMemory out(4 * 8);
-  std::vector<std::int64_t> got;
   CUcontext own = nullptr;
   {
     Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
@@ -175,16 +167,9 @@ TEST_F(SamplerApiGpu, CallerOwnContextIsKeptAcrossCallsAndDestruction) {
     FS_CU(cuCtxGetDevice(&dev));
     ASSERT_EQ(create(&own, 0, dev), CUDA_SUCCESS);  // current now
     ASSERT_NE(own, primary);
-    sampler.reserve(4);
-    EXPECT_EQ(current(), own) << "reserve() left the Sampler's context current";
-    sampler.sample(pb.args(out, 1), nullptr);
-    EXPECT_EQ(current(), own) << "sample() left the Sampler's context current";
-    SampleArgs bad = pb.args(out, 1);
-    bad.temperature = -1.0f;
-    EXPECT_THROW(sampler.sample(bad, nullptr), InvalidArgument);
-    EXPECT_EQ(current(), own);
+    expect_calls_keep(sampler, pb, out, own);
   }  // destroyed with `own` current
-  EXPECT_EQ(current(), own) << "~Sampler left another context current";
+  EXPECT_EQ(current_context(), own) << "~Sampler left another context current";
   ASSERT_EQ(destroy(own), CUDA_SUCCESS);
   FS_CU(cuCtxSetCurrent(primary));
   FS_CU(cuCtxSynchronize());

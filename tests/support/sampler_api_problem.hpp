@@ -125,4 +125,23 @@ inline void expect_all_in_range(const std::vector<std::int64_t>& got, std::int64
   EXPECT_EQ(bad, 0u) << what;
 }
 
+// One `sampler.sample(args)` captured on `stream` in global mode into
+// graph.g, instantiated into exec.e. An exception ends the capture (its graph
+// dropped) and propagates.
+inline void capture_sample(Sampler& sampler, const SampleArgs& args, const testing::StreamGuard& stream,
+                           testing::GraphGuard& graph, testing::GraphExecGuard& exec) {
+  FS_CU(cuStreamBeginCapture(stream.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  try {
+    sampler.sample(args, stream.get());
+  } catch (...) {
+    CUgraph g = nullptr;
+    driver::api().cuStreamEndCapture(stream.s, &g);
+    if (g) driver::api().cuGraphDestroy(g);
+    throw;
+  }
+  FS_CU(cuStreamEndCapture(stream.s, &graph.g));
+  ASSERT_NE(graph.g, nullptr);
+  FS_CU(cuGraphInstantiate(&exec.e, graph.g, 0));
+}
+
 }  // namespace fusedsample::testing::sampler_api_tests
