@@ -41,9 +41,12 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const KernelSpec& spec) {
       promise.set_value(std::make_shared<const CompiledKernel>(
           load_or_compile(render_kernel(binary_spec(spec)), disk ? &*disk : nullptr)));
     } catch (...) {
+      {  // out of the memo first, so that a request arriving from now on compiles again (until session 60 one
+         // arriving between the two steps got this failure instead of the retry)
+        std::lock_guard<std::mutex> lock(mu);
+        memo.erase(key);
+      }
       promise.set_exception(std::current_exception());
-      std::lock_guard<std::mutex> lock(mu);
-      memo.erase(key);
     }
   }
   Result k = entry.get();

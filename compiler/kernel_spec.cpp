@@ -236,6 +236,15 @@ void KernelSpec::validate() const {
 KernelSpec binary_spec(const KernelSpec& spec) {
   KernelSpec s = spec;
   s.l2_promotion = 256;
+  if (s.variant == Variant::logits) {
+    // sample_logits.cuh reads fp32 logits and FS_TV, FS_TN and the warps only (stream_weights.cuh none of the
+    // three): the storage dtype, T_d and the stages change no byte of it. Until session 60 each gave its own key
+    // (a bf16 and an fp16 Sampler compiled and cached the same cubin twice).
+    const KernelSpec defaults;
+    s.dtype = DType::fp32;
+    s.tile_d = defaults.tile_d;
+    s.stages = defaults.stages;
+  }
   return s;
 }
 
