@@ -64,18 +64,16 @@ Context::Context(int device) {
 
 Context::~Context() = default;
 
-void Context::make_current() const {
+CUcontext Context::make_current() const {
   CUcontext current = nullptr;
   FS_CU(cuCtxGetCurrent(&current));
   if (current != ctx_) FS_CU(cuCtxSetCurrent(ctx_));
+  return current;
 }
 
 KeepCallerContext::KeepCallerContext() { FS_CU(cuCtxGetCurrent(&caller_)); }
 
-KeepCallerContext::KeepCallerContext(const Context& ctx) : made_(ctx.handle()) {
-  FS_CU(cuCtxGetCurrent(&caller_));
-  if (caller_ != made_) FS_CU(cuCtxSetCurrent(made_));
-}
+KeepCallerContext::KeepCallerContext(const Context& ctx) : caller_(ctx.make_current()), made_(ctx.handle()) {}
 
 KeepCallerContext::~KeepCallerContext() {
   if (!caller_ || caller_ == made_) return;

@@ -19,8 +19,9 @@ class Context {
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
-  // Make this context current on the calling thread if it is not.
-  void make_current() const;
+  // Make this context current on the calling thread if it is not; returns
+  // the context that was current (nullptr: none).
+  CUcontext make_current() const;
   CUcontext handle() const { return ctx_; }
   CUdevice device() const { return dev_; }
   int cc_major() const { return cc_major_; }
@@ -52,9 +53,9 @@ class KeepCallerContext {
   // Only remembers the current context (the Sampler's constructor, whose
   // Context then makes its own current).
   KeepCallerContext();
-  // Also makes `ctx` current: one cuCtxGetCurrent, and cuCtxSetCurrent only
-  // where another context was current (then once more on the way out). A
-  // caller already on ctx pays what make_current() cost before (session 60).
+  // Also makes `ctx` current (Context::make_current: cuCtxSetCurrent only
+  // where another context was current, then once more on the way out; a
+  // caller already on ctx pays one cuCtxGetCurrent, as before session 60).
   explicit KeepCallerContext(const Context& ctx);
   ~KeepCallerContext();
   KeepCallerContext(const KeepCallerContext&) = delete;
