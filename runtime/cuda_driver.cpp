@@ -126,6 +126,19 @@ bool is_capturing(CUstream stream) {
   return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+CaptureInProgress capture_in_progress(CUstream stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult r = api().cuStreamIsCapturing(stream, &status);  // `stream` may be the legacy stream
+  if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return CaptureInProgress::on_a_blocking_stream;
+  check(r, "cuStreamIsCapturing(stream, &status)");
+  if (status != CU_STREAM_CAPTURE_STATUS_NONE) return CaptureInProgress::on_this_stream;
+  status = CU_STREAM_CAPTURE_STATUS_NONE;
+  r = api().cuStreamIsCapturing(CU_STREAM_LEGACY, &status);
+  if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return CaptureInProgress::on_a_blocking_stream;
+  check(r, "cuStreamIsCapturing(CU_STREAM_LEGACY, &status)");
+  return CaptureInProgress::none;  // the legacy stream itself is never captured
+}
+
 }  // namespace fusedsample::driver
 
 namespace fusedsample {

@@ -99,9 +99,18 @@ void check(CUresult r, const char* call);
 bool is_sticky(CUresult r);
 
 // Whether `stream` is being captured into a CUDA graph (cuStreamIsCapturing;
-// a query of the legacy stream while another stream is captured in global
-// mode throws CudaError).
+// a query of the legacy stream while a blocking stream of the context is
+// captured throws CudaError CUDA_ERROR_STREAM_CAPTURE_IMPLICIT).
 bool is_capturing(CUstream stream);
+
+// Which capture a call on `stream` that allocates, frees or synchronizes the
+// context would break: `stream`'s own, or that of a blocking stream of the
+// current context (seen through the legacy stream, whose query answers
+// CUDA_ERROR_STREAM_CAPTURE_IMPLICIT then and leaves that capture valid).
+// A capture of another non-blocking stream cannot be seen: the driver has no
+// query for it.
+enum class CaptureInProgress { none, on_this_stream, on_a_blocking_stream };
+CaptureInProgress capture_in_progress(CUstream stream);
 
 }  // namespace fusedsample::driver
 

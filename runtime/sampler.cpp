@@ -110,15 +110,27 @@ struct Sampler::Impl {
     return modules.emplace(key, std::move(m)).first->second.get();
   }
 
-  // Throws InvalidArgument naming reserve() if `stream` is being captured
-  // into a CUDA graph: `what` (compiling and loading a module, growing the
-  // workspace) has no place in a capture. The legacy stream is asked too:
-  // while another stream is captured in global mode the query fails
-  // (CudaError), before anything here could invalidate that capture.
+  // Throws InvalidArgument naming reserve() if `what` (compiling and loading
+  // a module, growing the workspace: allocations and context-wide
+  // synchronizations) would break a CUDA graph capture: `stream`'s own, or
+  // (asked through the legacy stream) that of a blocking stream of the
+  // context, e.g. another thread's (until session 61 only `stream` was asked,
+  // and a call on a non-blocking stream invalidated the other capture). A
+  // capture of another non-blocking stream cannot be seen (driver::
+  // capture_in_progress).
   static void refuse_during_capture(Stream stream, const std::string& what) {
-    if (driver::is_capturing(reinterpret_cast<CUstream>(stream)))
-      throw InvalidArgument(fmt::format(
-          "{} during CUDA graph capture; call Sampler::reserve(rows, num_samples) before capturing", what));
+    switch (driver::capture_in_progress(reinterpret_cast<CUstream>(stream))) {
+      case driver::CaptureInProgress::none:
+        return;
+      case driver::CaptureInProgress::on_this_stream:
+        throw InvalidArgument(fmt::format(
+            "{} during CUDA graph capture; call Sampler::reserve(rows, num_samples) before capturing", what));
+      case driver::CaptureInProgress::on_a_blocking_stream:
+        throw InvalidArgument(fmt::format(
+            "{} while a blocking stream of this CUDA context is being captured into a graph (growing would "
+            "invalidate that capture); call Sampler::reserve(rows, num_samples) before capturing",
+            what));
+    }
   }
 
   // The module of sample bucket sb and batch bucket b (loaded on first use;

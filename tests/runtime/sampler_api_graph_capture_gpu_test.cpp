@@ -1,7 +1,8 @@
 // sampler_api_graph_capture_gpu_test.cpp: CUDA graph capture of sample() on
 // a GPU: after reserve() the replays match the direct call (logits staged in
 // L2 too); growing the workspace, or loading a bucket's kernel, during
-// capture is refused with a message that names reserve().
+// capture is refused with a message that names reserve(), also when the
+// capture is another (blocking) stream's.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -288,6 +289,52 @@ TEST_F(SamplerApiGpu, ColdBucketDuringCaptureThrows) {
     FS_CU(cuStreamSynchronize(stream.s));
     expect_all_in_range(from_device<std::int64_t>(out, n), pb.V, name);
   }
+}
+
+// Another stream's capture: while a blocking stream of the context is being
+// captured in global mode, a cold Sampler called on a non-blocking stream, or
+// on the legacy stream, refuses to compile, load and grow (InvalidArgument
+// naming the capture and reserve()) and leaves that capture valid and empty.
+// Until session 61 only the call's own stream was asked: the call on the
+// non-blocking stream went on to load and synchronize the context, which
+// invalidated the other capture, and the call on the legacy stream threw a
+// CudaError. After reserve() the call on the non-blocking stream runs beside
+// the capture and samples what a direct call does.
+TEST_F(SamplerApiGpu, ColdCallBesideAnotherStreamsCaptureThrows) {
+  const Problem pb(DType::bf16, rng);
+  Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
+  const int S = 2;
+  const std::size_t n = std::size_t(pb.N * S);
+  DeviceMemory out(n * 8);
+  SampleArgs a = pb.args(out, S);
+  a.seed = rng();
+  testing::StreamGuard captured;  // a blocking stream
+  testing::StreamGuard side(CU_STREAM_NON_BLOCKING);
+  const std::pair<const char*, Stream> streams[] = {{"a non-blocking stream", side.get()},
+                                                    {"the legacy stream", nullptr}};
+  for (const auto& [name, stream] : streams) {
+    std::string error;
+    testing::GraphGuard graph;
+    graph.g = capture_call(captured.s, [&, s = stream] { sampler.sample(a, s); }, &error);
+    EXPECT_NE(error.find("being captured"), std::string::npos) << name << ": " << error;
+    EXPECT_NE(error.find("reserve"), std::string::npos) << name << ": " << error;
+  }
+  sampler.reserve(pb.N, S);
+  {
+    std::string error;
+    testing::GraphGuard graph;
+    testing::poison(out);
+    graph.g = capture_call(captured.s, [&] { sampler.sample(a, side.get()); }, &error);
+    EXPECT_TRUE(error.empty()) << "a call on a non-blocking stream after reserve(): " << error;
+    ASSERT_NE(graph.g, nullptr);
+    std::size_t nodes = 1;
+    FS_CU(cuGraphGetNodes(graph.g, nullptr, &nodes));
+    EXPECT_EQ(nodes, 0u) << "the call on another stream was captured";
+  }
+  FS_CU(cuStreamSynchronize(side.s));
+  const auto beside = from_device<std::int64_t>(out, n);
+  expect_all_in_range(beside, pb.V, "call beside a capture");
+  EXPECT_EQ(beside, sample_fresh(sampler, a, n));
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ inline void poison(const runtime::DeviceMemory& m) { FS_CU(cuMemsetD8(m.get(), k
 
 struct StreamGuard {
   CUstream s = nullptr;
-  StreamGuard() { FS_CU(cuStreamCreate(&s, CU_STREAM_DEFAULT)); }
+  explicit StreamGuard(unsigned flags = CU_STREAM_DEFAULT) { FS_CU(cuStreamCreate(&s, flags)); }
   ~StreamGuard() {
     if (const auto* cu = driver::try_api(nullptr); cu && s) cu->cuStreamDestroy(s);
   }
