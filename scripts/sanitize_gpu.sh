@@ -7,8 +7,10 @@
 #        racecheck and synccheck for one of each kind, initcheck for two.
 # tests: GPU test suites under memcheck (API and limits, stream-K, greedy, ties, every bf16 exactness config, the
 #        tuned sample buckets, the smoke tests). SamplerLimitsGpu.WorkspaceLargerThanTheGpuThrowsAndKeepsTheSampler
-#        asks for ~10 TB on purpose: memcheck reports that cuMemAlloc's CUDA_ERROR_OUT_OF_MEMORY as its one error.
-# Exit code: 0 when every run finished with no sanitizer error but that one, else 1.
+#        asks for ~10 TB on purpose: memcheck reports that cuMemAlloc's CUDA_ERROR_OUT_OF_MEMORY as an error;
+#        SamplerApiGpu.ColdCallBesideAnotherStreamsCaptureThrows captures a blocking stream, and the Sampler's
+#        query of the legacy stream answers CUDA_ERROR_STREAM_CAPTURE_IMPLICIT (twice) by design: also reported.
+# Exit code: 0 when every run finished with no sanitizer error but those three, else 1.
 set -u
 OUT=${OUT:-/tmp/fs-out}; mkdir -p "$OUT"
 what=${1:-all}
@@ -67,7 +69,11 @@ if [[ $what == tests || $what == all ]]; then
   grep -E "^\[  PASSED|^\[  FAILED|ERROR SUMMARY" "$OUT/sanitize_tests.txt" | tee -a "$OUT/sanitize.txt"
   errors=$(grep -oE "ERROR SUMMARY: [0-9]+" "$OUT/sanitize_tests.txt" | grep -oE "[0-9]+$")
   ooms=$(grep -c "^========= Program hit CUDA_ERROR_OUT_OF_MEMORY .* cuMemAlloc" "$OUT/sanitize_tests.txt")
-  if [[ $rc -ne 0 || -z $errors || $errors -gt $ooms || $ooms -gt 1 ]]; then bad=1; fi
+  implicit=$(grep -c "^========= Program hit CUDA_ERROR_STREAM_CAPTURE_IMPLICIT .* cuStreamIsCapturing" \
+    "$OUT/sanitize_tests.txt")
+  if [[ $rc -ne 0 || -z $errors || $errors -gt $((ooms + implicit)) || $ooms -gt 1 || $implicit -gt 2 ]]; then
+    bad=1
+  fi
 fi
 echo "sanitize: $([[ $bad == 0 ]] && echo clean || echo ERRORS) in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/sanitize.txt"
 exit $bad
