@@ -161,7 +161,12 @@ bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
     }
     const fsys::path real = *target;
     const fsys::path aside = set_aside_path(real);
-    fsys::rename(real, aside, ec);
+    // Kept by a second name, so that the file stays where it is until the atomic write replaces it: that write
+    // keeps the permission bits of what it replaces (a private 0600 database stays private; after a rename the
+    // new file took 0666 less the umask). Where no hard link can be made (a directory, a file system without
+    // them), it is renamed.
+    fsys::create_hard_link(real, aside, ec);
+    if (ec) fsys::rename(real, aside, ec);
     if (ec) {
       detail::warn_once("aside:" + path.string(),
                         fmt::format("tuning database: {}: {}, and it cannot be moved aside ({}); results are not saved",

@@ -158,6 +158,29 @@ TEST_F(TuningStoreTest, SaveKeepsAnUnreadableDatabaseAside) {
   EXPECT_EQ(set_aside(path).size(), 1u);
 }
 
+// A private (0600) database that cannot be read is set aside, and the file
+// the save writes in its place keeps its permission bits, as a save over a
+// readable one does (write_file_atomic). It became 0666 less the umask: a
+// private database turned readable to all by one bad byte.
+TEST_F(TuningStoreTest, SaveOverAnUnreadableDatabaseKeepsItsPermissions) {
+  const fsys::path path = dir_ / "tuning.json";
+  write_text(path, "{ not json");
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  const mode_t saved = ::umask(022);
+  fs::TuningDb incoming;
+  incoming.record(key8(), {kSpec, 12.0, 9.0, "t2"});
+  ::testing::internal::CaptureStderr();
+  const bool ok = fs::save_tuning_db(incoming, path);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ::umask(saved);
+  ASSERT_TRUE(ok) << err;
+  ASSERT_EQ(set_aside(path).size(), 1u) << err;
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u) << "the new database is not private like the one it replaces";
+  EXPECT_EQ(fs::load_tuning_db(path).entries().size(), 1u);
+}
+
 // tuning.json a link to what is not a regular file (a FIFO here; /dev/null
 // as the helper of session 48 found, run as root): the read fails ("not a
 // regular file") and the save leaves the target as it is and saves nothing.
