@@ -213,8 +213,46 @@ TuningDb tuning_db_from_json(std::string_view text, std::string_view source,
                              std::vector<std::string>* invalid_specs) {
   const Checker c{std::string(source)};
   json doc;
+  // A key given twice in one object is refused (the parser would keep the last value without a word), with the
+  // path of the second: each open object's keys and each open container's current child, as the parser goes.
+  struct Open {
+    bool array = false;
+    std::size_t index = 0;  // an array's current element
+    std::string key;        // an object's current key
+    std::set<std::string> keys;
+  };
+  std::vector<Open> open;
+  const auto element_done = [&] {
+    if (!open.empty() && open.back().array) ++open.back().index;
+  };
+  const json::parser_callback_t no_duplicates = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start: open.push_back(Open{}); break;
+      case json::parse_event_t::array_start:
+        open.push_back(Open{});
+        open.back().array = true;
+        break;
+      case json::parse_event_t::key: {
+        Open& o = open.back();
+        o.key = parsed.get<std::string>();
+        if (!o.keys.insert(o.key).second) {
+          std::string path;
+          for (const Open& f : open) path += "/" + (f.array ? std::to_string(f.index) : f.key);
+          c.fail(path, fmt::format("duplicate key '{}'", o.key));
+        }
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        open.pop_back();
+        element_done();
+        break;
+      case json::parse_event_t::value: element_done(); break;
+    }
+    return true;
+  };
   try {
-    doc = json::parse(text.begin(), text.end());
+    doc = json::parse(text.begin(), text.end(), no_duplicates);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double (1e400)
     c.fail("", fmt::format("malformed JSON: {}", e.what()));
   }

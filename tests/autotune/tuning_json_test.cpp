@@ -286,6 +286,23 @@ TEST(TuningJson, RefusesMismatchedTypesAndMissingFields) {
   expect_refused_doc(doc, {"/entries/0/configs/0/params/variant", "expected a string"});
 }
 
+// A key given twice in one object: the parser kept the last value without a
+// word, so a config read as the one its second "median_us" (or "spec") named
+// whatever the first said. The import is strict: such a file is refused,
+// naming the key's path.
+TEST(TuningJson, RefusesDuplicateKeys) {
+  std::string text = sample_json().dump();
+  const std::string median = "\"median_us\":";
+  text.replace(text.find(median), median.size(), "\"median_us\":1e9," + median);
+  expect_refused(text, {"/entries/0/configs/0/median_us", "duplicate"});
+  text = sample_json().dump();
+  const std::string schema = "\"schema\":";
+  text.replace(text.find(schema), schema.size(), "\"entries\":[]," + schema);
+  expect_refused(text, {"/entries", "duplicate"});
+  // The same key in different objects is no duplicate.
+  EXPECT_EQ(fs::tuning_db_from_json(sample_json().dump()).entries().size(), 2u);
+}
+
 // Values that fit the JSON but not the fields (session 31; before, these were read wrapped, or escaped as an
 // untyped nlohmann exception without the file's name).
 TEST(TuningJson, RefusesNumbersOutOfRangeInsteadOfWrapping) {
