@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -190,24 +191,24 @@ bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
 
 TunedSpec tuned_spec(const DeviceIdentity& device, DType dtype, std::int64_t vocab, std::int64_t d_model,
                      std::int64_t rows, Arch arch, int samples) {
-  // The persisted database, re-read when its path, size or mtime changes.
+  // The persisted database, re-read when its path, file (device and inode: every save renames a new one into
+  // place), size or mtime changes. The mtime alone missed a save within one tick of the file system's coarse
+  // clock (a few milliseconds on ext4) that left the size as it was.
   static std::mutex mu;
   static std::string cached_path;
-  static fsys::file_time_type cached_mtime;
-  static std::uintmax_t cached_size = 0;
+  static struct stat cached_st {};
   static TuningDb cached;
   TuningDb user;
   if (auto path = tuning_db_path()) {
-    std::error_code ec1, ec2;
-    const auto mtime = fsys::last_write_time(*path, ec1);
-    const auto size = fsys::file_size(*path, ec2);
-    if (!ec1 && !ec2) {
+    struct stat st {};
+    if (::stat(path->c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
       std::lock_guard<std::mutex> lock(mu);
-      if (cached_path != path->string() || cached_mtime != mtime || cached_size != size) {
+      if (cached_path != path->string() || cached_st.st_dev != st.st_dev || cached_st.st_ino != st.st_ino ||
+          cached_st.st_size != st.st_size || cached_st.st_mtim.tv_sec != st.st_mtim.tv_sec ||
+          cached_st.st_mtim.tv_nsec != st.st_mtim.tv_nsec) {
         cached = load_tuning_db(*path);
         cached_path = path->string();
-        cached_mtime = mtime;
-        cached_size = size;
+        cached_st = st;
       }
       user = cached;
     }

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/temp_cache_dir.hpp"
+#include "compiler/file_io.hpp"
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuning_db.hpp"
 
@@ -350,6 +351,29 @@ TEST_F(TuningStoreTest, TunedSpecReadsTheCacheDirDatabase) {
   EXPECT_EQ(fs::tuned_spec(kGpu, fs::DType::bf16, 32000, 4096, 5, fs::Arch::sm_89).level,
             fs::MatchLevel::builtin_default);
   ::unsetenv("FUSEDSAMPLE_CACHE_DISABLE");
+}
+
+// A database replaced by one of the same size within one tick of the file
+// system's clock (ext4 stamps files with a coarse clock: two saves a few
+// milliseconds apart have the same mtime) was not re-read: tuned_spec kept
+// answering from the old one, whose path, size and mtime it matched.
+TEST_F(TuningStoreTest, TunedSpecRereadsADatabaseReplacedWithinOneClockTick) {
+  const fsys::path path = *fs::tuning_db_path();
+  const std::string other = "bf16 sm_89 mma_sync tv64 tn8 td64 s4 w4x1";
+  auto db_with = [&](double spec_us, double other_us) {
+    fs::TuningDb db;
+    db.record(key8(), {kSpec, spec_us, 9.0, "t1"});
+    db.record(key8(), {other, other_us, 9.0, "t1"});
+    return fs::tuning_db_to_json(db);
+  };
+  auto best = [] { return fs::tuned_spec(kGpu, fs::DType::bf16, 32000, 4096, 5, fs::Arch::sm_89).spec.to_string(); };
+  std::string error;
+  ASSERT_TRUE(fs::detail::write_file_atomic(path, db_with(10.0, 20.0), &error)) << error;
+  const auto mtime = fsys::last_write_time(path);
+  ASSERT_EQ(best(), kSpec);
+  ASSERT_TRUE(fs::detail::write_file_atomic(path, db_with(20.0, 10.0), &error)) << error;  // the same size
+  fsys::last_write_time(path, mtime);  // the same clock tick, whatever this file system's clock
+  EXPECT_EQ(best(), other) << "tuned_spec answered from the database the save replaced";
 }
 
 TEST_F(TuningStoreTest, ExportImportFiles) {
