@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -159,10 +161,18 @@ double Args::get_double(const std::string& name, double fallback) const {
   if (!text) return fallback;
   // strtod rather than from_chars<double>: the latter is missing from some
   // standard libraries the tool must build with.
+  // Refused besides junk: leading white space (strtod skips it; the integer
+  // options refuse it), and a magnitude past a double's range either way
+  // (ERANGE: 1e400 overflows; 1e-400 underflowed to 0, which read as
+  // "greedy" for --temperature and "no budget" for --budget).
   char* end = nullptr;
+  errno = 0;
   const double v = std::strtod(text->c_str(), &end);
-  if (text->empty() || end != text->c_str() + text->size() || !std::isfinite(v))
-    throw UsageError(fmt::format("invalid value '{}' for {}: expected a finite number", *text, option_text(name)));
+  const bool range = errno == ERANGE;
+  if (text->empty() || std::isspace(static_cast<unsigned char>(text->front())) ||
+      end != text->c_str() + text->size() || !std::isfinite(v) || range)
+    throw UsageError(fmt::format("invalid value '{}' for {}: expected a finite number{}", *text, option_text(name),
+                                 range ? " within a double's range" : ""));
   return v;
 }
 

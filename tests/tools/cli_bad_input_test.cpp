@@ -70,6 +70,21 @@ TEST_F(CliBadInput, TemperatureBelowTheSmallestSupported) {
   }
 }
 
+// A number strtod reads but out of a double's range, or led by white space:
+// --temperature 1e-400 underflowed to 0 and sampled greedily, --budget 1e-400
+// meant "no budget", and ' 5' was read as 5 where the integer options refuse
+// it (session 61's review).
+TEST_F(CliBadInput, NumbersOutOfADoublesRangeOrLedBySpace) {
+  for (const char* args : {"demo --vocab 1000 --hidden 64 --temperature 1e-400",
+                           "demo --vocab 1000 --hidden 64 --temperature -1e-400",
+                           "demo --vocab 1000 --hidden 64 --temperature ' 1'", "tune --budget 1e-400",
+                           "tune --budget ' 5'", "tune --budget 1e400"}) {
+    const auto r = run_cli(dir_, args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("invalid value"), std::string::npos) << args << ": " << r.output;
+  }
+}
+
 // demo --arch beside --spec, without a GPU: it was ignored (the spec's arch
 // compiled, exit 0); now it replaces the spec's arch as in `compile`, and an
 // arch the spec's variant cannot have is a usage error naming both. With a
