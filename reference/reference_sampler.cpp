@@ -43,6 +43,15 @@ double accumulation_gamma(DType dtype, std::int64_t d) {
   return (double(d) / 8.0 + 32.0) * u;
 }
 
+// What the kernels' fp32 holds of a value computed here in double: +-inf
+// past the fp32 range (a magnitude that rounds to nearest above FLT_MAX,
+// 2^128 - 2^103 and up), so that scores which overflow on the GPU tie there
+// as infinities (docs/rng.md sections 5 and 6) and here alike.
+double fp32_range(double x) {
+  static const double overflow = std::ldexp(2.0 - std::ldexp(1.0, -24), 127);
+  return std::fabs(x) >= overflow ? std::copysign(std::numeric_limits<double>::infinity(), x) : x;
+}
+
 }  // namespace
 
 float reference_gumbel(std::uint64_t seed, std::uint64_t offset, std::uint64_t v, std::uint32_t sample) {
@@ -86,7 +95,7 @@ std::vector<ReferenceResult> reference_sample(const void* weights, const void* h
         acc += w[k] * h[k];
         mass += std::fabs(w[k] * h[k]);
       }
-      logit[std::size_t(v)] = acc;
+      logit[std::size_t(v)] = fp32_range(acc);
       max_abs_mass = std::max(max_abs_mass, mass);
     }
     const float tau = rp.temperature;
@@ -100,7 +109,8 @@ std::vector<ReferenceResult> reference_sample(const void* weights, const void* h
       std::int64_t bi = -1;
       for (std::int64_t v = 0; v < V; ++v) {
         double sc = logit[std::size_t(v)];
-        if (!greedy) sc = sc * double(inv_tau) + double(reference_gumbel(rp.seed, rp.offset, std::uint64_t(v), std::uint32_t(s)));
+        if (!greedy)
+          sc = fp32_range(sc * double(inv_tau) + double(reference_gumbel(rp.seed, rp.offset, std::uint64_t(v), std::uint32_t(s))));
         max_score = std::max(max_score, std::fabs(sc));
         // As the kernels: a NaN never wins, ties keep the lower index, and a
         // row of -inf scores picks its first index.

@@ -14,6 +14,7 @@
 
 #include "fusedsample/errors.hpp"
 #include "fusedsample/reference.hpp"
+#include "fusedsample/sampler.hpp"
 #include "tests/support/reference_problem.hpp"
 
 namespace fs = fusedsample;
@@ -101,6 +102,28 @@ TEST(ReferenceSpecialValues, NanNeverWinsInfRowPicksFirst) {
     const auto pos_inf = run({1.0f, inf, 2.0f, inf}, tau, 4);
     for (const auto& x : pos_inf) EXPECT_EQ(x.index, 1) << "+inf logits: the first one wins";
   }
+}
+
+// The kernels' scores are fp32 (docs/rng.md section 5: score = fmaf(l, 1/tau,
+// g), and the logit itself an fp32 sum): a score past the fp32 range is +-inf,
+// and infinite scores tie, to the lowest index. The reference computed them in
+// double, where they stayed finite and ordered, so it named the double argmax
+// where every kernel returns the lowest index, and that row was a "mismatch"
+// (its gap is far above the tolerance), not a near-tie.
+TEST(ReferenceSpecialValues, ScoresPastTheFp32RangeTieAsInfinities) {
+  // Sampled at the smallest valid temperature: 1/tau = 2^64, so |l| >= 1.8e19 overflows.
+  // (Their double argmax is index 1 in both rows.)
+  for (const std::vector<float>& logits : {std::vector<float>{2e19f, 3e20f, 1e20f}, {-3e20f, -2e19f, -1e20f}}) {
+    Problem p(3);
+    p.set_column(0, logits);
+    p.add_row(0, fs::kMinTemperature, 7, 8);
+    for (const auto& x : p.run(4)) EXPECT_EQ(x.index, 0) << "every score overflows fp32 (first logit " << logits[0] << ")";
+  }
+  // Greedy, logits whose fp32 sums overflow (3e38 + 2e38 and 3e38 + 3e38 are both inf in fp32).
+  const std::vector<float> W = {3e38f, 2e38f, 3e38f, 3e38f}, H = {1.0f, 1.0f};
+  const std::vector<fs::ReferenceRowParams> params = {{0.0f, 1, 2}};
+  const auto r = fs::reference_sample(W.data(), H.data(), fs::DType::fp32, 2, 2, 1, params, 1);
+  EXPECT_EQ(r[0].index, 0) << "both logits are +inf in fp32";
 }
 
 }  // namespace
