@@ -19,8 +19,10 @@ std::filesystem::path database_path() {
 }
 
 // The user's database, optionally with the built-in table and one GPU only.
+// With the built-in table and no cache (disabled, or no directory known) the
+// built-in table alone: it needs none (until session 61 that was an error).
 TuningDb selected(bool with_builtin, const std::optional<std::string>& gpu) {
-  TuningDb all = load_tuning_db(database_path());
+  TuningDb all = with_builtin && !tuning_db_path() ? TuningDb{} : load_tuning_db(database_path());
   if (with_builtin) all.merge(builtin_tuning_db());
   if (!gpu) return all;
   TuningDb out;

@@ -90,4 +90,17 @@ TEST_F(CliTuning, ImportRefusesBadFilesWithoutTouchingTheDatabase) {
   EXPECT_EQ(r.code, 1) << r.output;
 }
 
+// `export --builtin` needs no cache: with the cache disabled it writes the
+// built-in table (until session 61: "the cache is disabled"); a plain export,
+// which has only the user database to write, still names the disabled cache.
+TEST_F(CliTuning, ExportBuiltinWithTheCacheDisabled) {
+  const std::string cli = "FUSEDSAMPLE_CACHE_DISABLE=1 '" FUSEDSAMPLE_CLI "' ";
+  Result r = fusedsample::testing::run_command(cli + "export --builtin --gpu 'NVIDIA H200'");
+  EXPECT_EQ(r.code, 0) << r.output.substr(0, 400);
+  EXPECT_NE(r.output.find("\"gpu_name\": \"NVIDIA H200\""), std::string::npos) << r.output.substr(0, 400);
+  r = fusedsample::testing::run_command(cli + "export");
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("cache is disabled"), std::string::npos) << r.output;
+}
+
 }  // namespace
