@@ -109,7 +109,12 @@ void check_buffer_extents(const BufferNeeds& needs, bool pageable_ok, CUstream_s
         if (!next.known || next.start != end || next.size == 0 || legacy_allocation(end)) break;
         r.size += next.size;
       }
-    check_extent(need, r, pageable_ok || (!r.known && driver::is_capturing(stream)));
+    // Unknown memory passes while the call's own stream is captured (a stream-ordered allocation made in the
+    // capture). Asked as the Sampler asks: until session 61 a query of the legacy stream while a blocking stream
+    // was captured threw a CudaError (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) here, not this refusal.
+    check_extent(need, r,
+                 pageable_ok || (!r.known && driver::capture_in_progress(stream) ==
+                                                  driver::CaptureInProgress::on_this_stream));
   }
 }
 

@@ -120,12 +120,6 @@ bool is_sticky(CUresult r) {
   }
 }
 
-bool is_capturing(CUstream stream) {
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  check(api().cuStreamIsCapturing(stream, &status), "cuStreamIsCapturing(stream, &status)");
-  return status != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
 CaptureInProgress capture_in_progress(CUstream stream) {
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
   CUresult r = api().cuStreamIsCapturing(stream, &status);  // `stream` may be the legacy stream

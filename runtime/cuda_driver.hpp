@@ -98,11 +98,6 @@ void check(CUresult r, const char* call);
 // terminated).
 bool is_sticky(CUresult r);
 
-// Whether `stream` is being captured into a CUDA graph (cuStreamIsCapturing;
-// a query of the legacy stream while a blocking stream of the context is
-// captured throws CudaError CUDA_ERROR_STREAM_CAPTURE_IMPLICIT).
-bool is_capturing(CUstream stream);
-
 // Which capture a call on `stream` that allocates, frees or synchronizes the
 // context would break: `stream`'s own, or that of a blocking stream of the
 // current context (seen through the legacy stream, whose query answers

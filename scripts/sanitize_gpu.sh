@@ -9,8 +9,9 @@
 #        tuned sample buckets, the smoke tests). SamplerLimitsGpu.WorkspaceLargerThanTheGpuThrowsAndKeepsTheSampler
 #        asks for ~10 TB on purpose: memcheck reports that cuMemAlloc's CUDA_ERROR_OUT_OF_MEMORY as an error;
 #        SamplerApiGpu.ColdCallBesideAnotherStreamsCaptureThrows captures a blocking stream, and the Sampler's
-#        query of the legacy stream answers CUDA_ERROR_STREAM_CAPTURE_IMPLICIT (twice) by design: also reported.
-# Exit code: 0 when every run finished with no sanitizer error but those three, else 1.
+#        query of the legacy stream answers CUDA_ERROR_STREAM_CAPTURE_IMPLICIT (three times: two refused loads,
+#        one buffer check) by design: also reported.
+# Exit code: 0 when every run finished with no sanitizer error but those, else 1.
 set -u
 OUT=${OUT:-/tmp/fs-out}; mkdir -p "$OUT"
 what=${1:-all}
@@ -71,7 +72,7 @@ if [[ $what == tests || $what == all ]]; then
   ooms=$(grep -c "^========= Program hit CUDA_ERROR_OUT_OF_MEMORY .* cuMemAlloc" "$OUT/sanitize_tests.txt")
   implicit=$(grep -c "^========= Program hit CUDA_ERROR_STREAM_CAPTURE_IMPLICIT .* cuStreamIsCapturing" \
     "$OUT/sanitize_tests.txt")
-  if [[ $rc -ne 0 || -z $errors || $errors -gt $((ooms + implicit)) || $ooms -gt 1 || $implicit -gt 2 ]]; then
+  if [[ $rc -ne 0 || -z $errors || $errors -gt $((ooms + implicit)) || $ooms -gt 1 || $implicit -gt 3 ]]; then
     bad=1
   fi
 fi
