@@ -8,6 +8,10 @@ the same shape and N replaces an earlier one).
   goal 2: N = 128 and N = 256 with fused <= cuBLAS GEMM;
   goal 3: every N with fused < unfused (cuBLAS GEMM + our sampler).
 
+A ratio of 0 (the bench prints 0.000 over a line it did not time) is no
+pass: the goal's cell names the N where that line was not timed, and
+counts as missed.
+
 Prints one markdown row per shape (worst ratio, where, and every N that
 misses) and exits 1 if any goal is missed at any N the tables hold, 2 if
 they hold no rows or the command line is bad (a missing or non-numeric
@@ -19,8 +23,9 @@ import sys
 
 def parse(paths):
     """{(V, d): {N: (fused / floor, fused / cuBLAS, fused / unfused)}}: the
-    tables' own ratio columns (computed from unrounded times). A later row of
-    the same shape and N replaces an earlier one."""
+    tables' own ratio columns (computed from unrounded times); None where the
+    line was not timed (printed 0.000). A later row of the same shape and N
+    replaces an earlier one."""
     shapes, current = {}, None
     for path in paths:
         for line in open(path, encoding="utf-8"):
@@ -33,7 +38,7 @@ def parse(paths):
                 continue
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if current is not None and len(cells) == 9 and cells[0].isdigit():
-                current[int(cells[0])] = tuple(float(c) for c in cells[5:8])
+                current[int(cells[0])] = tuple(x if x > 0 else None for x in (float(c) for c in cells[5:8]))
     return {k: v for k, v in shapes.items() if v}
 
 
@@ -51,31 +56,41 @@ def ranges(ns):
 
 def check(rows, limit):
     """The three goals for one shape: (cells, missed anywhere)."""
-    small = {n: r[0] for n, r in rows.items() if n <= 64}
-    big = {n: rows[n][1] for n in (128, 256) if n in rows}
-    unf = {n: r[2] for n, r in rows.items()}
-    cells, missed = [], False
+    def split(ratios, line):
+        """The timed ratios, and the note naming the N where `line` was not timed."""
+        untimed = sorted(n for n, x in ratios.items() if x is None)
+        note = f"{line} not timed at N = {ranges(untimed)}" if untimed else ""
+        return {n: x for n, x in ratios.items() if x is not None}, note
+
+    def cell(text, note):
+        return "; ".join(t for t in (text, note) if t) or "-"
+
+    small, small_note = split({n: r[0] for n, r in rows.items() if n <= 64}, "floor")
+    big, big_note = split({n: rows[n][1] for n in (128, 256) if n in rows}, "cuBLAS")
+    unf, unf_note = split({n: r[2] for n, r in rows.items()}, "unfused")
+    missed = bool(small_note or big_note or unf_note)
+    cells = []
+    text = ""
     if small:
         worst = max(small, key=small.get)
         over = sorted(n for n, x in small.items() if x > limit)
         missed |= bool(over)
-        cells.append(f"{len(small)} N: max {small[worst]:.3f} (N = {worst})"
-                     + (f"; > {limit} at N = {ranges(over)}" if over else ""))
-    else:
-        cells.append("-")
+        text = (f"{len(small)} N: max {small[worst]:.3f} (N = {worst})"
+                + (f"; > {limit} at N = {ranges(over)}" if over else ""))
+    cells.append(cell(text, small_note))
+    text = ""
     if big:
         missed |= any(x > 1.0 for x in big.values())
-        cells.append(", ".join(f"N = {n}: {x:.3f}" for n, x in sorted(big.items())))
-    else:
-        cells.append("-")
+        text = ", ".join(f"N = {n}: {x:.3f}" for n, x in sorted(big.items()))
+    cells.append(cell(text, big_note))
+    text = ""
     if unf:
         worst = max(unf, key=unf.get)
         over = sorted(n for n, x in unf.items() if x >= 1.0)
         missed |= bool(over)
-        cells.append(f"{len(unf)} N: max {unf[worst]:.3f} (N = {worst})"
-                     + (f"; >= 1 at N = {ranges(over)}" if over else ""))
-    else:
-        cells.append("-")
+        text = (f"{len(unf)} N: max {unf[worst]:.3f} (N = {worst})"
+                + (f"; >= 1 at N = {ranges(over)}" if over else ""))
+    cells.append(cell(text, unf_note))
     return cells, missed
 
 

@@ -100,6 +100,28 @@ TEST_F(GoalCheck, MergesTablesPerShapeAndSkipsOtherTables) {
   EXPECT_NE(r.output.find("3 N: max 1.030 (N = 3)"), std::string::npos) << r.output;
 }
 
+// fusedsample_bench prints a ratio of 0.000 over a line it did not time (bench_tables.cpp; e.g.
+// --fs_order=sequential with a --benchmark_filter that leaves out floor/, cuBLAS or unfused), and
+// gpu_session.sh passes such filters on. Until this test 0.000 read as the best ratio: every goal "met"
+// (exit 0) by a table that measured none of them.
+TEST_F(GoalCheck, AnUntimedLineIsNoPass) {
+  const std::string head =
+      "### V=1000, d=64 (bf16), median µs\n\n"
+      "| N | fused | floor | cuBLAS GEMM | unfused (GEMM+sample) | fused/floor | fused/cuBLAS | fused/unfused | "
+      "fused GB/s |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  CliResult r = check(head + "| 4 | 11.0 | 0.0 | 0.0 | 0.0 | 0.000 | 0.000 | 0.000 | 12 |\n"
+                             "| 128 | 11.0 | 0.0 | 0.0 | 0.0 | 0.000 | 0.000 | 0.000 | 12 |\n");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("floor not timed at N = 4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cuBLAS not timed at N = 128"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("unfused not timed at N = 4, 128"), std::string::npos) << r.output;
+  // One untimed line among timed ones: the timed rows are still checked, the untimed one still misses.
+  r = check(head + "| 1 | 10.3 | 10.0 | 11.0 | 11.5 | 1.030 | 0.936 | 0.896 | 12 |\n"
+                   "| 2 | 10.3 | 0.0 | 11.0 | 11.5 | 0.000 | 0.936 | 0.896 | 12 |\n");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("1 N: max 1.030 (N = 1); floor not timed at N = 2"), std::string::npos) << r.output;
+}
+
 TEST_F(GoalCheck, NoRowsIsAnError) {
   const CliResult r = check("nothing here\n");
   EXPECT_EQ(r.code, 2) << r.output;
