@@ -184,7 +184,8 @@ void BM_FusedSpec(benchmark::State& state, fb::Shape s, std::int64_t n, std::str
 // The timed pipelines of one (shape, N): the floor on its fastest grid
 // (BM_Floor runs first), cuBLAS GEMM to bf16 logits, the unfused pipeline
 // (cuBLAS GEMM to fp32 logits, then our sampler over them) and the fused
-// sampler. Each cuBLAS plan picks its fastest algorithm when built.
+// sampler. Each cuBLAS plan picks its fastest algorithm when built, of every
+// one cuBLASLt's heuristic returns (cublas_gemm.hpp).
 struct Lines {
   ShapeState& st;
   fs::SampleArgs a;
@@ -273,6 +274,8 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
   for (auto _ : state) report(state, r.fused, double(lines.st.data->weight_bytes()), r.floor);
   state.counters["cublas_us"] = r.cublas;
   state.counters["unfused_us"] = r.unfused;
+  state.counters["cublas_algos"] = lines.gemm.algorithms_tried();
+  g_res.cublas_algorithms[{s.vocab, s.hidden, n}] = {lines.gemm.chosen_text(), lines.gemm32.chosen_text()};
   state.SetLabel(lines.st.sampler->spec_for(n, g_opt.samples).to_string());
 }
 
@@ -368,7 +371,7 @@ int main(int argc, char** argv) {
         dev.name, dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps,
         order_text(g_opt.order), g_opt.logit_std, g_opt.temperature,
         g_opt.seed_per_row ? "a seed per row" : "one seed for every row", g_opt.samples,
-        fb::summary_table(g_res, fs::to_string(g_opt.dtype)) + fb::predecessor_table(g_res) +
+        fb::summary_table(g_res, fs::to_string(g_opt.dtype)) + fb::cublas_table(g_res) + fb::predecessor_table(g_res) +
             fb::sweep_table(g_res, g_opt.order != Options::Order::sequential));
     std::printf("%s\n", table.c_str());
     if (!g_opt.table_path.empty()) std::ofstream(g_opt.table_path) << table;

@@ -24,6 +24,18 @@ std::string summary_table(const Results& r, std::string_view dtype) {
   return o.str();
 }
 
+std::string cublas_table(const Results& r) {
+  std::ostringstream o;
+  if (r.cublas_algorithms.empty()) return "";
+  o << "\n### cuBLASLt algorithms: the fastest of every one its heuristic returned (median of 15 back-to-back "
+       "calls each)\n\n| V | d | N | cuBLAS GEMM (bf16 logits) | unfused's GEMM (fp32 logits) |\n|---:|---:|---:|---|---|\n";
+  for (const auto& [key, chosen] : r.cublas_algorithms) {
+    const auto [v, d, n] = key;
+    o << fmt::format("| {} | {} | {} | {} | {} |\n", v, d, n, chosen.first, chosen.second);
+  }
+  return o.str();
+}
+
 std::string predecessor_table(const Results& r) {
   std::ostringstream o;
   for (const auto& [shape, rows] : r.by_predecessor) {

@@ -33,12 +33,19 @@ struct Results {
   std::map<ShapeKey, std::map<std::int64_t, PredecessorTable>> by_predecessor;  // (V, d) -> N -> table
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::map<std::string, double>>
       sweep;  // (V, d, N) -> forced spec -> median µs
+  // (V, d, N) -> the chosen cuBLASLt algorithms (CublasGemm::chosen_text) of
+  // the cuBLAS line (bf16 logits) and of the unfused line's GEMM (fp32 logits).
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::pair<std::string, std::string>>
+      cublas_algorithms;
 };
 
 // "### V=…, d=… (bf16), median µs" (the dtype given) and the table of N, the four lines,
 // fused over each of the other three and fused GB/s (W's V d 2 bytes once per call);
 // rows without a fused time are left out.
 std::string summary_table(const Results& r, std::string_view dtype = "bf16");
+// Which cuBLASLt algorithm each (shape, N) ran for the cuBLAS line and the
+// unfused line's GEMM (empty when none was recorded).
+std::string cublas_table(const Results& r);
 // The --fs_by_predecessor tables (empty without them).
 std::string predecessor_table(const Results& r);
 // The forced configs' table (empty without them); × cuBLAS only when the configs ran in the

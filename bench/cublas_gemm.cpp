@@ -35,6 +35,8 @@ struct CublasGemm::Impl {
   cublasLtMatmulPreference_t pref = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> algos;
   int chosen = 0;
+  int tried = 0;
+  double chosen_us = 0;
   runtime::DeviceMemory workspace{std::size_t(64) << 20};
   CUstream stream;
   float alpha = 1.0f, beta = 0.0f;
@@ -56,7 +58,7 @@ CublasGemm::CublasGemm(DType dtype, std::int64_t V, std::int64_t d, std::int64_t
   FS_LT(cublasLtMatmulPreferenceCreate(&m.pref));
   const std::size_t ws = m.workspace.size();
   FS_LT(cublasLtMatmulPreferenceSetAttribute(m.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-  m.algos.resize(16);
+  m.algos.resize(kMaxAlgorithms);
   int returned = 0;
   FS_LT(cublasLtMatmulAlgoGetHeuristic(m.lt, m.op, m.a, m.b, m.c, m.c, m.pref, int(m.algos.size()), m.algos.data(),
                                        &returned));
@@ -86,10 +88,12 @@ void CublasGemm::autotune(const void* w, const void* h, void* logits, int candid
   double best = 1e30;
   int best_i = 0;
   const int n = std::min<int>(candidates, int(m.algos.size()));
+  m.tried = 0;
   for (int i = 0; i < n; ++i) {
     m.chosen = i;
     try {
       const double t = median(time_us([&] { run(w, h, logits); }, m.stream, 3, 15));
+      ++m.tried;
       if (t < best) {
         best = t;
         best_i = i;
@@ -99,8 +103,24 @@ void CublasGemm::autotune(const void* w, const void* h, void* logits, int candid
     }
   }
   m.chosen = best_i;
+  m.chosen_us = best;
 }
 
-int CublasGemm::algorithms_tried() const { return int(impl_->algos.size()); }
+int CublasGemm::algorithms_tried() const { return impl_->tried; }
+
+std::string CublasGemm::chosen_text() const {
+  const auto& m = *impl_;
+  const cublasLtMatmulAlgo_t& algo = m.algos[std::size_t(m.chosen)].algo;
+  const auto attr = [&](cublasLtMatmulAlgoConfigAttributes_t a) {
+    std::uint32_t v = 0;  // ID, TILE_ID, STAGES_ID and SPLITK_NUM are 32-bit (cublasLt.h)
+    std::size_t written = 0;
+    return cublasLtMatmulAlgoConfigGetAttribute(&algo, a, &v, sizeof v, &written) == CUBLAS_STATUS_SUCCESS
+               ? std::to_string(v)
+               : std::string("?");
+  };
+  return fmt::format("rank {} of {}: id {} tile {} stages {} splitk {} ({:.1f} us)", m.chosen, m.tried,
+                     attr(CUBLASLT_ALGO_CONFIG_ID), attr(CUBLASLT_ALGO_CONFIG_TILE_ID),
+                     attr(CUBLASLT_ALGO_CONFIG_STAGES_ID), attr(CUBLASLT_ALGO_CONFIG_SPLITK_NUM), m.chosen_us);
+}
 
 }  // namespace fusedsample::bench

@@ -27,6 +27,16 @@ TEST(BenchTables, SummaryRowsAreFusedOverEachLine) {
   EXPECT_EQ(t.find("| 2 |"), std::string::npos) << "a row without a fused time is printed:\n" << t;
 }
 
+// The chosen cuBLASLt algorithms are printed per (shape, N), both GEMMs; none
+// recorded prints nothing (until session 61 the choice was never reported).
+TEST(BenchTables, CublasTableNamesEachChosenAlgorithm) {
+  Results r;
+  EXPECT_EQ(cublas_table(r), "");
+  r.cublas_algorithms[{1000, 64, 128}] = {"rank 3 of 21: id 66", "rank 0 of 19: id 12"};
+  const std::string t = cublas_table(r);
+  EXPECT_NE(t.find("| 1000 | 64 | 128 | rank 3 of 21: id 66 | rank 0 of 19: id 12 |"), std::string::npos) << t;
+}
+
 TEST(BenchTables, SummaryHeadingNamesTheDtype) {
   const std::string t = summary_table(two_rows(), "fp16");
   EXPECT_NE(t.find("### V=1000, d=64 (fp16), median µs"), std::string::npos) << t;
