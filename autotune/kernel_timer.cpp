@@ -55,7 +55,8 @@ void FlushedTimer::flush() {
 }
 
 std::vector<TimedCall> time_in_order_us(const std::vector<std::function<void()>>& calls,
-                                        const std::vector<std::size_t>& order, CUstream stream, int warmup) {
+                                        const std::vector<std::size_t>& order, CUstream stream, int warmup,
+                                        const std::function<void()>& before) {
   for (int i = 0; i < warmup; ++i)
     for (const auto& c : calls) c();
   std::vector<CUevent> ev(2 * order.size());
@@ -69,6 +70,7 @@ std::vector<TimedCall> time_in_order_us(const std::vector<std::function<void()>>
     }
   } destroy{ev};
   for (std::size_t i = 0; i < order.size(); ++i) {
+    if (before) before();
     FS_CU(cuEventRecord(ev[2 * i], stream));
     calls.at(order[i])();
     FS_CU(cuEventRecord(ev[2 * i + 1], stream));

@@ -64,9 +64,11 @@ struct TimedCall {
 // (no flush, no host gaps). Under a power or thermal limit the clock follows
 // the work of the last few milliseconds, so the order decides what each
 // pipeline is measured after. Used by the benchmark's interleaved lines and
-// the tuner's finalist round.
+// the tuner's finalist round. `before` (optional) is enqueued ahead of each
+// timed call, outside its events (the benchmark's --fs_flush: an L2 flush).
 std::vector<TimedCall> time_in_order_us(const std::vector<std::function<void()>>& calls,
-                                        const std::vector<std::size_t>& order, CUstream stream, int warmup);
+                                        const std::vector<std::size_t>& order, CUstream stream, int warmup,
+                                        const std::function<void()>& before = {});
 
 // The median (by value); 0 for an empty vector.
 double median(std::vector<double> v);

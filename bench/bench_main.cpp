@@ -57,6 +57,11 @@ struct Options {
   std::vector<std::string> sweep_specs;  // --fs_specs: extra forced configs to time
   enum class Order { balanced, rotating, sequential } order = Order::balanced;  // --fs_order=
   bool by_predecessor = false;  // --fs_by_predecessor
+  // --fs_flush: before every interleaved call, outside its events, read a
+  // buffer of max(2 x L2, 256 MiB) with the floor's kernel, so that no call
+  // finds what the one before left in L2 (clean or dirty lines: the fused
+  // kernel reads W evict_first, the floor with normal eviction).
+  bool flush = false;
   // --fs_seeds=rows (default): every row its own seed, as independent requests
   // of a server batch have; --fs_seeds=one: one seed and offset for every row
   // (identical noise in every row: the worst case for the register
@@ -126,6 +131,28 @@ void report(benchmark::State& state, double us, double bytes, double floor_us) {
   state.counters["us"] = us;
   state.counters["GB_s"] = bytes / (us * 1e-6) / 1e9;
   if (floor_us > 0) state.counters["x_floor"] = us / floor_us;
+}
+
+// --fs_flush: one read of the flush buffer (zeroed once) on the legacy stream.
+void flush_l2() {
+  static const std::size_t bytes = [] {
+    int l2 = 0;
+    CUdevice dev;
+    FS_CU(cuCtxGetDevice(&dev));
+    FS_CU(cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev));
+    return std::max<std::size_t>(2 * std::size_t(l2), std::size_t(256) << 20);
+  }();
+  static fs::runtime::DeviceMemory buffer = [] {
+    fs::runtime::DeviceMemory b(bytes);
+    FS_CU(cuMemsetD8(b.get(), 0, b.size()));
+    return b;
+  }();
+  static fs::runtime::DeviceMemory sink(std::size_t(g_ctx->multiprocessors()) * 4 * 4);
+  std::int64_t n16 = std::int64_t(bytes / 16);
+  CUdeviceptr in = buffer.get(), out = sink.get();
+  void* params[] = {&in, &n16, &out};
+  FS_CU(cuLaunchKernel(g_stream_module->stream(), unsigned(4 * g_ctx->multiprocessors()), 1, 1, 256, 1, 1, 0, nullptr,
+                       params, nullptr));
 }
 
 // One launch of the floor kernel (stream W once) on `blocks` blocks.
@@ -249,7 +276,8 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
   }
   const auto order = g_opt.order == Options::Order::rotating ? fa::rotating_call_order(calls.size(), g_opt.reps)
                                                              : fa::balanced_call_order(calls.size(), g_opt.reps);
-  const auto timed = fb::time_in_order_us(calls, order, nullptr, 3);
+  const auto timed = fb::time_in_order_us(calls, order, nullptr, 3, g_opt.flush ? std::function<void()>(flush_l2)
+                                                                                 : std::function<void()>());
   std::vector<std::vector<double>> t(calls.size());
   // [line][line before it], for the main lines (--fs_by_predecessor).
   std::vector<std::vector<std::vector<double>>> after(kMainLines, std::vector<std::vector<double>>(kMainLines));
@@ -300,6 +328,7 @@ void parse_own_flags(int& argc, char** argv) {
     else if (a == "--fs_order=rotating") g_opt.order = Options::Order::rotating;
     else if (a == "--fs_order=sequential") g_opt.order = Options::Order::sequential;
     else if (a == "--fs_by_predecessor") g_opt.by_predecessor = true;
+    else if (a == "--fs_flush") g_opt.flush = true;
     else if (a == "--fs_seeds=rows") g_opt.seed_per_row = true;
     else if (a == "--fs_seeds=one") g_opt.seed_per_row = false;
     else if (a.rfind("--fs_seeds=", 0) == 0) throw std::invalid_argument("unknown " + a + " (rows or one)");
@@ -366,10 +395,12 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     const auto dev = fs::list_devices().at(0);
     const std::string table = fmt::format(
-        "GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number ({}); logits ~ N(0, {}^2), temperature {}, {}, "
+        "GPU: {} ({} SMs), driver {}, NVRTC {}, {} reps per number ({}{}); logits ~ N(0, {}^2), temperature {}, {}, "
         "{} sample(s) per row\n{}",
         dev.name, dev.multiprocessors, fs::driver_version(), fs::nvrtc_version(), g_opt.reps,
-        order_text(g_opt.order), g_opt.logit_std, g_opt.temperature,
+        order_text(g_opt.order),
+        g_opt.flush && g_opt.order != Options::Order::sequential ? "; L2 flushed before each call, outside its events" : "",
+        g_opt.logit_std, g_opt.temperature,
         g_opt.seed_per_row ? "a seed per row" : "one seed for every row", g_opt.samples,
         fb::summary_table(g_res, fs::to_string(g_opt.dtype)) + fb::cublas_table(g_res) + fb::predecessor_table(g_res) +
             fb::sweep_table(g_res, g_opt.order != Options::Order::sequential));
