@@ -37,6 +37,9 @@ class FlushedTimer {
 
   std::size_t flush_bytes() const { return flush_.size(); }
   CUstream stream() const { return stream_; }
+  // Enqueues one flush (the read of the flush buffer) on stream(), untimed
+  // (the benchmark's --fs_flush, between its interleaved calls).
+  void flush();
 
  private:
   CUstream stream_;
@@ -45,8 +48,6 @@ class FlushedTimer {
   CUfunction reader_;
   int reader_blocks_;
   runtime::DeviceMemory sink_;
-
-  void flush();
 };
 
 // One timed call of an ordered run: which pipeline, which pipeline ran just

@@ -133,26 +133,15 @@ void report(benchmark::State& state, double us, double bytes, double floor_us) {
   if (floor_us > 0) state.counters["x_floor"] = us / floor_us;
 }
 
-// --fs_flush: one read of the flush buffer (zeroed once) on the legacy stream.
+// --fs_flush: the tuner's flush (autotune::FlushedTimer: a read of
+// max(2 x L2, 256 MiB) with the floor's kernel) on the legacy stream.
 void flush_l2() {
-  static const std::size_t bytes = [] {
+  static fa::FlushedTimer timer(nullptr, [] {
     int l2 = 0;
-    CUdevice dev;
-    FS_CU(cuCtxGetDevice(&dev));
-    FS_CU(cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev));
-    return std::max<std::size_t>(2 * std::size_t(l2), std::size_t(256) << 20);
-  }();
-  static fs::runtime::DeviceMemory buffer = [] {
-    fs::runtime::DeviceMemory b(bytes);
-    FS_CU(cuMemsetD8(b.get(), 0, b.size()));
-    return b;
-  }();
-  static fs::runtime::DeviceMemory sink(std::size_t(g_ctx->multiprocessors()) * 4 * 4);
-  std::int64_t n16 = std::int64_t(bytes / 16);
-  CUdeviceptr in = buffer.get(), out = sink.get();
-  void* params[] = {&in, &n16, &out};
-  FS_CU(cuLaunchKernel(g_stream_module->stream(), unsigned(4 * g_ctx->multiprocessors()), 1, 1, 256, 1, 1, 0, nullptr,
-                       params, nullptr));
+    FS_CU(cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g_ctx->device()));
+    return std::size_t(l2);
+  }(), g_stream_module->stream(), g_ctx->multiprocessors());
+  timer.flush();
 }
 
 // One launch of the floor kernel (stream W once) on `blocks` blocks.
