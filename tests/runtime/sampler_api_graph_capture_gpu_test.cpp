@@ -339,11 +339,7 @@ TEST_F(SamplerApiGpu, ColdCallBesideAnotherStreamsCaptureThrows) {
 
   // `out` in pageable host memory, on the legacy stream beside the capture: refused as memory the GPU cannot
   // access, as outside any capture (until session 61 the extent check's capture query threw a CudaError there).
-  CUdevice dev;
-  FS_CU(cuCtxGetDevice(&dev));
-  int pageable = 0;
-  FS_CU(cuDeviceGetAttribute(&pageable, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, dev));
-  if (pageable) {
+  if (testing::gpu_reads_pageable_memory()) {
     std::printf("[ note ] host memory check beside a capture skipped: this GPU reads pageable memory\n");
     return;
   }

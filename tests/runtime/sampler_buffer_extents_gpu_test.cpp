@@ -117,12 +117,8 @@ TEST_F(SamplerApiGpu, BuffersTooSmallForTheShapeAreRefused) {
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(untouched[i], testing::kPoison64) << "a refused call wrote out[" << i << "]";
 
   // W in pageable host memory.
-  CUdevice dev;
-  FS_CU(cuCtxGetDevice(&dev));
-  int pageable = 0;
-  FS_CU(cuDeviceGetAttribute(&pageable, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, dev));
   const std::vector<std::uint8_t> host_w = pb.w;
-  if (pageable) {
+  if (testing::gpu_reads_pageable_memory()) {
     EXPECT_EQ(run64(n, [&](const DeviceMemory& o) { sampler.sample(args_with(host_w.data(), pb.dh.as<void>(), o), nullptr); }),
               want)
         << "W in pageable host memory on a GPU that reads it";

@@ -64,6 +64,17 @@ inline constexpr std::int64_t kPoison64 = std::int64_t(0xABABABABABABABABull);
 inline constexpr std::int32_t kPoison32 = std::int32_t(0xABABABABu);
 inline void poison(const runtime::DeviceMemory& m) { FS_CU(cuMemsetD8(m.get(), kPoisonByte, m.size())); }
 
+// Whether the current context's GPU reads pageable host memory directly
+// (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS): there the Sampler accepts
+// buffers no CUDA allocation holds.
+inline bool gpu_reads_pageable_memory() {
+  CUdevice dev;
+  FS_CU(cuCtxGetDevice(&dev));
+  int pageable = 0;
+  FS_CU(cuDeviceGetAttribute(&pageable, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, dev));
+  return pageable != 0;
+}
+
 // ---------------------------------------------------------------------------
 // CUDA stream / graph RAII
 // ---------------------------------------------------------------------------
