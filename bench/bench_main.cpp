@@ -55,6 +55,11 @@ struct Options {
   float logit_std = 1.0f;    // --fs_logit_std: the logits' standard deviation (spread decides the exact skip)
   std::string table_path;
   std::vector<std::string> sweep_specs;  // --fs_specs: extra forced configs to time
+  // --fs_logits_spec=SPEC: the unfused line's sample_logits config (SamplerOptions::logits_spec; default:
+  // the Sampler's own); --fs_logits_specs="spec;spec": more lines of the same interleaved call, each
+  // sample_logits alone with that config, and one with the unfused line's (table "sample_logits alone").
+  std::string logits_spec;
+  std::vector<std::string> logits_specs;
   enum class Order { balanced, rotating, sequential } order = Order::balanced;  // --fs_order=
   bool by_predecessor = false;  // --fs_by_predecessor
   // --fs_flush: before every interleaved call, outside its events, read a
@@ -106,7 +111,9 @@ ShapeState& shape_state(fb::Shape s) {
   if (!st.data) {
     const std::int64_t rows = fb::data_rows(g_opt.rows);
     st.data = fb::make_shape_data(s, g_opt.dtype, rows, g_opt.logit_std, g_opt.samples);
-    st.sampler = std::make_unique<fs::Sampler>(fs::SamplerOptions{.vocab = s.vocab, .hidden = s.hidden, .dtype = g_opt.dtype});
+    fs::SamplerOptions o{.vocab = s.vocab, .hidden = s.hidden, .dtype = g_opt.dtype};
+    if (!g_opt.logits_spec.empty()) o.logits_spec = fs::KernelSpec::parse(g_opt.logits_spec);
+    st.sampler = std::make_unique<fs::Sampler>(o);
     st.sampler->reserve(rows, g_opt.samples);
   }
   return st;
@@ -176,6 +183,18 @@ fs::Sampler& forced_sampler(fb::Shape s, const std::string& spec_text) {
   if (!sampler) {
     fs::SamplerOptions o{.vocab = s.vocab, .hidden = s.hidden, .dtype = g_opt.dtype};
     o.spec = fs::KernelSpec::parse(spec_text);
+    sampler = std::make_unique<fs::Sampler>(o);
+  }
+  return *sampler;
+}
+
+// A sampler whose sample_logits runs `spec_text` for shape s (built once per process).
+fs::Sampler& logits_sampler(fb::Shape s, const std::string& spec_text) {
+  static std::map<std::string, std::unique_ptr<fs::Sampler>> samplers;
+  auto& sampler = samplers[fmt::format("{}x{}:{}", s.vocab, s.hidden, spec_text)];
+  if (!sampler) {
+    fs::SamplerOptions o{.vocab = s.vocab, .hidden = s.hidden, .dtype = g_opt.dtype};
+    o.logits_spec = fs::KernelSpec::parse(spec_text);
     sampler = std::make_unique<fs::Sampler>(o);
   }
   return *sampler;
@@ -263,6 +282,23 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
                    (long long)s.vocab, (long long)s.hidden, (long long)n, e.what());
     }
   }
+  // --fs_logits_specs: sample_logits alone, the unfused line's config first.
+  std::vector<std::string> alone;
+  if (!g_opt.logits_specs.empty()) {
+    calls.push_back([&lines] { lines.st.sampler->sample_logits(lines.l, lines.a, nullptr); });
+    alone.push_back(g_opt.logits_spec.empty() ? "the unfused line's (Sampler default)" : g_opt.logits_spec);
+  }
+  for (const auto& spec : g_opt.logits_specs) {
+    try {
+      fs::Sampler& sampler = logits_sampler(s, spec);
+      sampler.sample_logits(lines.l, lines.a, nullptr);  // compiles and loads it outside the timed calls
+      calls.push_back([&sampler, &lines] { sampler.sample_logits(lines.l, lines.a, nullptr); });
+      alone.push_back(spec);
+    } catch (const fs::Error& e) {
+      std::fprintf(stderr, "--fs_logits_specs: [%s] left out at V=%lld d=%lld N=%lld: %s\n", spec.c_str(),
+                   (long long)s.vocab, (long long)s.hidden, (long long)n, e.what());
+    }
+  }
   const auto order = g_opt.order == Options::Order::rotating ? fa::rotating_call_order(calls.size(), g_opt.reps)
                                                              : fa::balanced_call_order(calls.size(), g_opt.reps);
   const auto timed = fb::time_in_order_us(calls, order, nullptr, 3, g_opt.flush ? std::function<void()>(flush_l2)
@@ -276,6 +312,8 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
   }
   for (std::size_t k = 0; k < specs.size(); ++k)
     g_res.sweep[{s.vocab, s.hidden, n}][specs[k]] = fb::median(t[kMainLines + k]);
+  for (std::size_t k = 0; k < alone.size(); ++k)
+    g_res.logits_alone[{s.vocab, s.hidden, n}][alone[k]] = fb::median(t[kMainLines + specs.size() + k]);
   if (g_opt.by_predecessor) {
     fb::PredecessorTable& p = g_res.by_predecessor[{s.vocab, s.hidden}][n];
     p.assign(kMainLines, std::vector<double>(kMainLines, 0.0));
@@ -323,6 +361,8 @@ void parse_own_flags(int& argc, char** argv) {
     else if (a.rfind("--fs_seeds=", 0) == 0) throw std::invalid_argument("unknown " + a + " (rows or one)");
     else if (a.rfind("--fs_order=", 0) == 0) throw std::invalid_argument("unknown " + a + " (balanced, rotating or sequential)");
     else if (a.rfind("--fs_specs=", 0) == 0) g_opt.sweep_specs = fs::split_spec_list(a.substr(11));
+    else if (a.rfind("--fs_logits_specs=", 0) == 0) g_opt.logits_specs = fs::split_spec_list(a.substr(18));
+    else if (a.rfind("--fs_logits_spec=", 0) == 0) g_opt.logits_spec = std::string(fs::KernelSpec::parse(a.substr(17)).to_string());
     else if (a.rfind("--fs_samples=", 0) == 0) {
       g_opt.samples = std::stoi(a.substr(13));
       if (g_opt.samples < 1) throw std::invalid_argument("--fs_samples: at least 1 sample per row");
@@ -392,7 +432,7 @@ int main(int argc, char** argv) {
         g_opt.logit_std, g_opt.temperature,
         g_opt.seed_per_row ? "a seed per row" : "one seed for every row", g_opt.samples,
         fb::summary_table(g_res, fs::to_string(g_opt.dtype)) + fb::cublas_table(g_res) + fb::predecessor_table(g_res) +
-            fb::sweep_table(g_res, g_opt.order != Options::Order::sequential));
+            fb::sweep_table(g_res, g_opt.order != Options::Order::sequential) + fb::logits_alone_table(g_res));
     std::printf("%s\n", table.c_str());
     if (!g_opt.table_path.empty()) std::ofstream(g_opt.table_path) << table;
   } catch (const std::exception& e) {

@@ -71,4 +71,18 @@ std::string sweep_table(const Results& r, bool same_call) {
   return o.str();
 }
 
+std::string logits_alone_table(const Results& r) {
+  std::ostringstream o;
+  if (!r.logits_alone.empty())
+    o << "\n### sample_logits alone (µs; GB/s of reading the N x V fp32 logits once; same interleaved call)\n\n"
+         "| V | d | N | sample_logits spec | µs | GB/s |\n|---:|---:|---:|---|---:|---:|\n";
+  for (const auto& [key, specs] : r.logits_alone) {
+    const auto [v, d, n] = key;
+    for (const auto& [spec, us] : specs)
+      o << fmt::format("| {} | {} | {} | {} | {:.1f} | {:.0f} |\n", v, d, n, spec, us,
+                       us > 0 ? double(v) * double(n) * 4.0 / (us * 1e-6) / 1e9 : 0.0);
+  }
+  return o.str();
+}
+
 }  // namespace fusedsample::bench

@@ -2,7 +2,8 @@
 // tables it prints at the end (and writes to --fs_table) for BENCHMARKS.md:
 // per shape the four lines' medians by N with their ratios, the medians by
 // the line run just before (--fs_by_predecessor), and the forced configs
-// (--fs_specs) with their ratios to the same call's floor and cuBLAS.
+// (--fs_specs) with their ratios to the same call's floor and cuBLAS, and the
+// logits sampler alone (--fs_logits_specs).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -37,6 +38,9 @@ struct Results {
   // the cuBLAS line (bf16 logits) and of the unfused line's GEMM (fp32 logits).
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::pair<std::string, std::string>>
       cublas_algorithms;
+  // (V, d, N) -> sample_logits config ("default" or a --fs_logits_specs spec) -> median µs of
+  // sample_logits alone over the fp32 logits the unfused line's GEMM wrote.
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::map<std::string, double>> logits_alone;
 };
 
 // "### V=…, d=… (bf16), median µs" (the dtype given) and the table of N, the four lines,
@@ -51,5 +55,8 @@ std::string predecessor_table(const Results& r);
 // The forced configs' table (empty without them); × cuBLAS only when the configs ran in the
 // same interleaved call as cuBLAS (`same_call`).
 std::string sweep_table(const Results& r, bool same_call);
+// The --fs_logits_specs table (empty without them): sample_logits alone, µs and
+// the GB/s of reading N V 4 bytes of logits once.
+std::string logits_alone_table(const Results& r);
 
 }  // namespace fusedsample::bench

@@ -94,8 +94,8 @@ std::size_t KernelSpec::shared_bytes() const {
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + epilogue;
     case Variant::simt:
       return std::size_t(stages) * (tile_v + tile_n) * (tile_d + 4) * 4 + epilogue;
-    case Variant::logits:
-      return epilogue;
+    case Variant::logits:  // a ring of staged logit tiles
+      return std::size_t(stages) * epilogue;
     case Variant::wgmma:  // stages, the staged logits (64 batch rows per pass), 1 KiB for 1024-byte alignment
       return std::size_t(stages) * (tile_v + tile_n) * tile_d * 2 + std::size_t(fs_wgmma_epilogue_rows(tile_n)) * ldl * 4 + 1024;
     case Variant::wgmma_ws:  // stages, two consumers' staged logits, barriers (full/empty per stage, 2 order), 1 KiB slack
@@ -151,10 +151,9 @@ void KernelSpec::validate() const {
   if (warps_m < 1 || warps_n < 1 || warps_m > 20 || warps_n > 20 ||
       warps_m * warps_n > (variant == Variant::wgmma_coop ? 20 : 16))
     bad(variant == Variant::wgmma_coop ? "warps_m * warps_n must be in [1, 20]" : "warps_m * warps_n must be in [1, 16]");
-  if (variant != Variant::logits) {
-    if (stages < 2 || stages > 16) bad("stages must be in [2, 16]");
-    if (!is_pow2(tile_d) || tile_d < 16 || tile_d > 128) bad("tile_d must be 16, 32, 64 or 128");
-  }
+  if (stages < 2 || stages > 16) bad("stages must be in [2, 16]");
+  if (variant != Variant::logits && (!is_pow2(tile_d) || tile_d < 16 || tile_d > 128))
+    bad("tile_d must be 16, 32, 64 or 128");
   const int chunks_per_row = variant == Variant::simt ? tile_d / 4 : tile_d / 8;
   if (variant != Variant::logits && threads() % chunks_per_row != 0)
     bad(fmt::format("threads ({}) must be a multiple of the 16-byte chunks per row of a stage ({})", threads(), chunks_per_row));
@@ -237,13 +236,13 @@ KernelSpec binary_spec(const KernelSpec& spec) {
   KernelSpec s = spec;
   s.l2_promotion = 256;
   if (s.variant == Variant::logits) {
-    // sample_logits.cuh reads fp32 logits and FS_TV, FS_TN and the warps only (stream_weights.cuh none of the
-    // three): the storage dtype, T_d and the stages change no byte of it. Until session 60 each gave its own key
-    // (a bf16 and an fp16 Sampler compiled and cached the same cubin twice).
+    // sample_logits.cuh reads fp32 logits and FS_TV, FS_TN, FS_STAGES and the warps only (stream_weights.cuh
+    // none of them): the storage dtype and T_d change no byte of it. Until session 60 each gave its own key (a
+    // bf16 and an fp16 Sampler compiled and cached the same cubin twice). Until session 62 the kernel had no
+    // stages either (one tile per block, read with scalar loads).
     const KernelSpec defaults;
     s.dtype = DType::fp32;
     s.tile_d = defaults.tile_d;
-    s.stages = defaults.stages;
   }
   return s;
 }

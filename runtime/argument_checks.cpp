@@ -75,6 +75,12 @@ void check_options(const SamplerOptions& o) {
     s.arch = target_arch(s.variant, s.arch);
     s.validate();
   }
+  if (o.logits_spec) {
+    if (o.logits_spec->variant != Variant::logits)
+      throw InvalidArgument(fmt::format("the forced logits spec [{}] must have variant 'logits', not '{}'",
+                                        o.logits_spec->to_string(), to_string(o.logits_spec->variant)));
+    o.logits_spec->validate();
+  }
 }
 
 void check_args(const SamplerOptions& o, const SampleArgs& a) {

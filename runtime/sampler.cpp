@@ -147,11 +147,21 @@ struct Sampler::Impl {
     return slot.load();
   }
 
+  // sample_logits()'s kernel: a forced SamplerOptions::logits_spec (on this
+  // device's arch), else the default fitted to this GPU's shared memory.
+  KernelSpec logits_spec_here() const {
+    if (!options.logits_spec) return fit_shared_memory(logits_spec(options.dtype, ctx.arch()), std::size_t(ctx.max_shared_optin()));
+    KernelSpec s = *options.logits_spec;
+    s.dtype = options.dtype;
+    s.arch = ctx.arch();
+    return s;
+  }
+
   runtime::LoadedModule* module_for_logits(Stream stream = nullptr) {
     if (runtime::LoadedModule* m = logits_module.load(std::memory_order_acquire)) return m;
     refuse_during_capture(stream, "the logits kernel is not loaded yet");
     std::lock_guard<std::mutex> lock(mu);
-    if (!logits_module.load()) logits_module.store(load(logits_spec(options.dtype, ctx.arch())), std::memory_order_release);
+    if (!logits_module.load()) logits_module.store(load(logits_spec_here()), std::memory_order_release);
     return logits_module.load();
   }
 
@@ -249,7 +259,7 @@ struct Sampler::Impl {
     std::int64_t blocks = tiles;
     if (spec.stream_k) {
       blocks = std::min({tiles, std::int64_t(m.resident_blocks()), kMaxStreamKBlocks});
-    } else if (spec.variant != Variant::logits) {
+    } else {
       const std::int64_t groups = fs_cluster_groups(vtiles, ceil_div(a.rows, spec.tile_n), spec.cluster);
       const std::int64_t rounds = ceil_div(groups, m.resident_blocks() / spec.cluster);
       blocks = ceil_div(groups, rounds) * spec.cluster;

@@ -14,6 +14,13 @@ __device__ __forceinline__ void fs_cp_async16(void* smem, const void* gmem, bool
                : "memory");
 }
 
+// 4-byte asynchronous global->shared copy (through L1); zero-fills when !pred.
+__device__ __forceinline__ void fs_cp_async4(void* smem, const void* gmem, bool pred) {
+  const int src_bytes = pred ? 4 : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(fs_smem_addr(smem)), "l"(gmem), "r"(src_bytes)
+               : "memory");
+}
+
 __device__ __forceinline__ void fs_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 
 template <int N>

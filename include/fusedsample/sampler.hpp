@@ -27,6 +27,10 @@ struct SamplerOptions {
   // Force one kernel config for every batch size (tests, tuning). Its dtype
   // must match; its arch is replaced by the device's.
   std::optional<KernelSpec> spec;
+  // Force sample_logits()'s kernel config (variant logits: T_V, T_N, stages,
+  // warps; tests, tuning). It reads fp32 logits whatever the dtype; its arch
+  // is replaced by the device's.
+  std::optional<KernelSpec> logits_spec;
 };
 
 // The smallest positive temperature a row may have, 2^-64 (docs/rng.md

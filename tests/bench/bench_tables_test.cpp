@@ -68,6 +68,15 @@ TEST(BenchTables, SweepRatiosAreToTheSameCall) {
   EXPECT_EQ(sweep_table(two_rows(), true), "") << "no forced configs, no table";
 }
 
+// --fs_logits_specs (session 62): sample_logits alone, with the GB/s of reading N x V x 4 bytes once.
+TEST(BenchTables, LogitsAloneTableGivesTheLogitsBandwidth) {
+  Results r;
+  EXPECT_EQ(logits_alone_table(r), "") << "no --fs_logits_specs, no table";
+  r.logits_alone[{1000, 64, 8}]["fp32 sm_90 logits tv256 tn8 td64 s3 w4x1"] = 16.0;  // 32000 bytes in 16 µs
+  const std::string t = logits_alone_table(r);
+  EXPECT_NE(t.find("| 1000 | 64 | 8 | fp32 sm_90 logits tv256 tn8 td64 s3 w4x1 | 16.0 | 2 |"), std::string::npos) << t;
+}
+
 TEST(BenchTables, PredecessorTableMarksPairsThatNeverRan) {
   Results r;
   PredecessorTable& p = r.by_predecessor[{1000, 64}][8];

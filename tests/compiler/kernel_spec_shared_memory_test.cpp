@@ -33,8 +33,11 @@ TEST(KernelSpec, SharedBytesCoverTheKernelsBuffers) {
             const std::size_t epilogue = std::size_t(tn) * std::size_t(tv + 4) * 4;
             EXPECT_GE(s.shared_bytes(), pipeline + epilogue) << s.to_string();
           }
-  const KernelSpec l = spec(DType::fp32, Variant::logits, 256, 8, 64, 4, 4, 1);
-  EXPECT_GE(l.shared_bytes(), std::size_t(8) * (256 + 4) * 4);
+  // sample_logits.cuh: a ring of FS_STAGES staged T_N x (T_V + 4) fp32 tiles.
+  for (int st : {2, 3, 4}) {
+    const KernelSpec l = spec(DType::fp32, Variant::logits, 256, 8, 64, st, 4, 1);
+    EXPECT_GE(l.shared_bytes(), std::size_t(st) * 8 * (256 + 4) * 4) << l.to_string();
+  }
   // wgmma (templates/fused_wgmma.cuh): 1024 bytes of alignment slack, the
   // stages, and at most 64 batch rows of staged logits at a time.
   for (int tn : {8, 64, 128, 256}) {

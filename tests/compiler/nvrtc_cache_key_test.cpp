@@ -87,20 +87,22 @@ TEST(NvrtcCacheKey, StableAndSensitive) {
   EXPECT_GE(spec_keys.size(), 20u);
 }
 
-// The logits kernel's binary does not depend on the storage dtype, T_d or the
-// stages (it reads fp32 logits): specs that differ only there share one key
-// and one memo entry. Until session 60 a bf16 and an fp16 Sampler compiled
-// and cached the same cubin twice.
+// The logits kernel's binary does not depend on the storage dtype or T_d (it
+// reads fp32 logits): specs that differ only there share one key and one memo
+// entry. Until session 60 a bf16 and an fp16 Sampler compiled and cached the
+// same cubin twice. Its stages (a ring of staged tiles since session 62) do
+// change it.
 TEST(NvrtcCacheKey, LogitsSpecsDifferingOnlyInUnusedFieldsShareOneBinary) {
   const KernelSpec base = KernelSpec::parse("bf16 sm_90 logits tv256 tn8 td64 s4 w4x1");
   auto key = [](const KernelSpec& s) { return fs::kernel_cache_key(fs::render_kernel(fs::binary_spec(s)), "13.0", "probe"); };
   for (const char* other : {"fp16 sm_90 logits tv256 tn8 td64 s4 w4x1", "fp32 sm_90 logits tv256 tn8 td64 s4 w4x1",
-                            "bf16 sm_90 logits tv256 tn8 td32 s2 w4x1"}) {
+                            "bf16 sm_90 logits tv256 tn8 td32 s4 w4x1"}) {
     const KernelSpec s = KernelSpec::parse(other);
     EXPECT_EQ(fs::binary_spec(s).to_string(), fs::binary_spec(base).to_string()) << other;  // the memo's key
     EXPECT_EQ(key(s), key(base)) << other;
   }
   EXPECT_NE(key(KernelSpec::parse("bf16 sm_90 logits tv128 tn8 td64 s4 w4x1")), key(base));
+  EXPECT_NE(key(KernelSpec::parse("bf16 sm_90 logits tv256 tn8 td64 s2 w4x1")), key(base));
   EXPECT_NE(key(KernelSpec::parse("bf16 sm_86 logits tv256 tn8 td64 s4 w4x1")), key(base));
   // The other variants keep their dtype, T_d and stages.
   const KernelSpec mma = KernelSpec::parse("bf16 sm_90 mma_sync tv128 tn16 td64 s4 w4x1");

@@ -136,6 +136,21 @@ TEST(ArgumentChecks, ForcedSpecInvalid) {
   expect_error<fs::Unsupported>([&] { check_options(o); }, {"mma_sync"}, "fp32 mma_sync");
 }
 
+// SamplerOptions::logits_spec (session 62): a logits spec, valid.
+TEST(ArgumentChecks, ForcedLogitsSpec) {
+  fs::SamplerOptions o = good_options();
+  o.logits_spec = fs::KernelSpec::parse("fp32 sm_90 logits tv256 tn8 td64 s3 w4x1");
+  EXPECT_NO_THROW(check_options(o));
+  o.logits_spec = fs::default_spec(fs::DType::bf16, fs::Arch::sm_90, 8);
+  expect_bad_options(o, {"logits spec", "variant", "not"}, "a matmul spec as the logits spec");
+  o.logits_spec = fs::KernelSpec::parse("fp32 sm_90 logits tv256 tn8 td64 s3 w4x1");
+  o.logits_spec->stages = 1;
+  expect_bad_options(o, {"stages"}, "logits spec with one stage");
+  o.logits_spec->stages = 3;
+  o.logits_spec->tile_v = 20;
+  expect_bad_options(o, {"tile_v"}, "logits spec tile_v 20");
+}
+
 TEST(ArgumentChecks, BadDTypeValue) {
   fs::SamplerOptions o = good_options();
   o.dtype = static_cast<fs::DType>(7);
