@@ -173,6 +173,14 @@ void KernelSpec::validate() const {
       if ((tile_v / 32) * (tile_n / (warps_m * warps_n)) > 128) bad("simt: too many accumulators per thread");
       break;
     case Variant::logits:
+      // Each warp copies the part of the staged tile its lanes sample (templates/sample_logits.cuh): every
+      // batch row of the tile, so 32 / T_N of its lanes per row.
+      if (!is_pow2(tile_v))
+        bad("logits: tile_v must be a power of two (16 to 512): its threads own whole noise groups of each row "
+            "(epilogue_owner.cuh)");
+      if (tile_n > 32 || 32 % tile_n != 0)
+        bad("logits: tile_n must be 8, 16 or 32 (each warp copies and samples every batch row of a tile, 32 / T_N "
+            "lanes per row)");
       break;
     case Variant::wgmma:
     case Variant::wgmma_ws:

@@ -285,10 +285,27 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int
 
 // The epilogue warps' state for a launch: construct once, call tile() for
 // each staged tile (in the block's tile order), finish() at the end.
+// FS_OWN_DEFER_REFRESH 1 (sample_logits.cuh): a single-sample launch reads
+// the rows' best keys after each tile into registers and raises the bounds
+// with them at the start of the next tile of the same rows, so the load's L2
+// round trip overlaps that tile's copies rather than stalling the thread; and
+// after its last tile (more = false) it reads none. 0 (the fused kernels):
+// read and raise at once after every tile.
+#ifndef FS_OWN_DEFER_REFRESH
+#define FS_OWN_DEFER_REFRESH 0
+#endif
+#ifndef FS_OWN_WARP_FOLD
+#define FS_OWN_WARP_FOLD 0  // 1: warp_flush below (sample_logits.cuh)
+#endif
+
 struct fs_own_epilogue {
   fs_own_row rows[fs_own_layout::RPT];
   fs_i64 n0 = -1;  // batch tile whose rows are held (sample 0, single-sample launches)
   int slot, seg;
+#if FS_OWN_DEFER_REFRESH
+  fs_u64 pending[fs_own_layout::RPT];  // best keys read after the last tile, not yet applied
+  bool has_pending = false;
+#endif
 
   __device__ __forceinline__ explicit fs_own_epilogue(int thread) {
     slot = thread % fs_own_layout::SLOTS;
@@ -303,10 +320,45 @@ struct fs_own_epilogue {
   }
 
   __device__ __forceinline__ void flush(const fs_fused_params& p, int s) {
+#if FS_OWN_WARP_FOLD
+#pragma unroll
+    for (int k = 0; k < fs_own_layout::RPT; ++k) warp_flush(k, p, s, true);
+#else
 #pragma unroll
     for (int k = 0; k < fs_own_layout::RPT; ++k)
       if (holds(k, p)) fs_own_flush(rows[k], p, n0 + row_in_tile(k), s);
+#endif
   }
+#if FS_OWN_WARP_FOLD
+  // FS_OWN_WARP_FOLD 1 (sample_logits.cuh: T_N <= 32 rows at a time, so the
+  // lanes lane % T_N of a warp hold the same row): the lanes whose winner
+  // changed since their last fold make it exact, the row's lanes reduce their
+  // new winners by shuffles and the first of them folds the best one: one
+  // atomic per warp and row where there were 32 / T_N (9504 on one address
+  // at N = 1, V = 151936, whose queue held every block at its final fence).
+  // Every lane of the warp calls it. Greedy rows only with greedy_too (they
+  // fold once, at the end or when the thread moves to other rows).
+  __device__ __forceinline__ void warp_flush(int k, const fs_fused_params& p, int s, bool greedy_too) {
+    static_assert(fs_own_layout::SLOTS <= 32 && 32 % fs_own_layout::SLOTS == 0, "warp fold: a row's lanes in one warp");
+    fs_own_row& r = rows[k];
+    const bool mine = holds(k, p) && r.live && (greedy_too || !r.greedy) && r.bi != FS_NO_INDEX && r.bi != r.pub;
+    if (mine) fs_own_make_exact(r);
+    float best = mine ? r.best : fs_own_neg_inf();
+    int bi = mine ? r.bi : FS_NO_INDEX;
+#pragma unroll
+    for (int m = fs_own_layout::SLOTS; m < 32; m <<= 1) {
+      const float ob = __shfl_xor_sync(0xffffffffu, best, m);
+      const int oi = __shfl_xor_sync(0xffffffffu, bi, m);
+      if (fs_better(ob, oi, best, bi)) {
+        best = ob;
+        bi = oi;
+      }
+    }
+    if (mine) r.pub = r.bi;
+    if ((threadIdx.x & 31) < fs_own_layout::SLOTS && bi != FS_NO_INDEX)
+      fs_fold_candidate(p.best + (n0 + row_in_tile(k)) * p.num_samples + s, fs_pack_candidate(best, bi));
+  }
+#endif
   __device__ __forceinline__ void start_sample(const fs_fused_params& p, int s) {
 #pragma unroll
     for (int k = 0; k < fs_own_layout::RPT; ++k) fs_own_start_sample(rows[k], p, n0 + row_in_tile(k), s);
@@ -316,7 +368,8 @@ struct fs_own_epilogue {
   // vocabulary [v0, v0 + FS_TV)). A single-sample launch keeps each row's
   // winner across tiles of the same batch rows; with several samples each
   // tile folds its winners (one running winner per row in registers).
-  __device__ __forceinline__ void tile(const float* L, const fs_fused_params& p, fs_i64 v0, fs_i64 tn0) {
+  __device__ __forceinline__ void tile(const float* L, const fs_fused_params& p, fs_i64 v0, fs_i64 tn0,
+                                      bool more = true) {
     const bool single = p.num_samples == 1;
     if (tn0 != n0) {
       if (single) flush(p, 0);
@@ -325,6 +378,14 @@ struct fs_own_epilogue {
       for (int k = 0; k < fs_own_layout::RPT; ++k) fs_own_load_row(rows[k], p, n0 + row_in_tile(k), holds(k, p));
       if (single) start_sample(p, 0);
     }
+#if FS_OWN_DEFER_REFRESH
+    else if (has_pending) {
+#pragma unroll
+      for (int k = 0; k < fs_own_layout::RPT; ++k)
+        if (holds(k, p) && !rows[k].greedy) fs_own_raise_bound(rows[k], pending[k]);
+    }
+    has_pending = false;
+#endif
     for (int s = 0; s < p.num_samples; ++s) {
       if (!single) start_sample(p, s);
 #pragma unroll
@@ -342,12 +403,26 @@ struct fs_own_epilogue {
     // Greedy rows (no noise, nothing to rule out) fold once at the end.
     if (single) {
 #pragma unroll
-      for (int k = 0; k < fs_own_layout::RPT; ++k)
+      for (int k = 0; k < fs_own_layout::RPT; ++k) {
+#if FS_OWN_WARP_FOLD
+        warp_flush(k, p, 0, false);  // every lane (its shuffles)
+#endif
         if (holds(k, p) && !rows[k].greedy) {
+#if !FS_OWN_WARP_FOLD
           fs_own_flush(rows[k], p, n0 + row_in_tile(k), 0);
+#endif
+#if FS_OWN_DEFER_REFRESH
+          if (more) pending[k] = __ldcg(p.best + (n0 + row_in_tile(k)) * p.num_samples);
+#else
           fs_own_refresh_bound(rows[k], p, n0 + row_in_tile(k), 0);
+#endif
         }
+      }
+#if FS_OWN_DEFER_REFRESH
+      has_pending = more;
+#endif
     }
+    (void)more;
   }
 
   __device__ __forceinline__ void finish(const fs_fused_params& p) {

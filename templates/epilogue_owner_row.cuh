@@ -92,3 +92,7 @@ __device__ __forceinline__ void fs_own_refresh_bound(fs_own_row& r, const fs_fus
   if (r.live && !r.greedy)
     r.bound = fmaxf(r.bound, fmaxf(fs_candidate_score(__ldcg(p.best + n * p.num_samples + s)), fs_own_neg_inf()));
 }
+// The same with a key read earlier (a lower bound still: p.best only grows).
+__device__ __forceinline__ void fs_own_raise_bound(fs_own_row& r, fs_u64 key) {
+  if (r.live && !r.greedy) r.bound = fmaxf(r.bound, fmaxf(fs_candidate_score(key), fs_own_neg_inf()));
+}

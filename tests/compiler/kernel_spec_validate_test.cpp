@@ -90,10 +90,14 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(f, s, 128, 64, 32, 3, 65536, 65536), false, {"warps_m * warps_n"}},
       {spec(b, m, 128, 16, 64, 4, 2147483647, 2), false, {"warps_m * warps_n"}},
       {spec(b, Variant::logits, 128, 16, 64, 4, 65536, 65536), false, {"warps_m * warps_n"}},
-      // Since session 62 the logits kernel has a ring of stages: 0 or 1 compiled a kernel that waited on copies
-      // into its own stage (its static_assert), 17 KiB-stages past the shared memory a launch failure.
+      // Since session 62 the logits kernel has a ring of stages (one stage failed its static_assert in NVRTC,
+      // and stages past the shared memory a launch), and each warp copies and samples every batch row of a
+      // tile, 32 / T_N lanes per row.
       {spec(b, Variant::logits, 256, 8, 64, 1, 4, 1), false, {"stages"}},
-      {spec(b, Variant::logits, 512, 256, 64, 2, 4, 1), false, {"shared memory"}},
+      {spec(b, Variant::logits, 512, 32, 64, 8, 4, 1), false, {"shared memory"}},
+      {spec(b, Variant::logits, 256, 64, 64, 2, 4, 1), false, {"tile_n", "8, 16 or 32"}},
+      {spec(b, Variant::logits, 256, 24, 64, 2, 4, 1), false, {"tile_n", "8, 16 or 32"}},
+      {spec(b, Variant::logits, 48, 8, 64, 2, 4, 1), false, {"tile_v", "power of two"}},
       {spec(b, m, 128, 16, 64, 1, 4, 1), false, {"stages"}},
       {spec(b, m, 128, 16, 64, 0, 4, 1), false, {"stages"}},
       {spec(b, m, 128, 16, 64, 64, 4, 1), false, {"stages"}},

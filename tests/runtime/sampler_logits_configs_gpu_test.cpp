@@ -1,9 +1,12 @@
 // sampler_logits_configs_gpu_test.cpp: Sampler::sample_logits (the unfused
 // path's sampler, templates/sample_logits.cuh) gives the same samples under
 // every logits config (SamplerOptions::logits_spec: T_V, T_N, the stages of
-// its ring, the warps), from rows that start on 16 bytes (its 16-byte copies)
-// and from rows that do not (4-byte copies), in launches where each block
-// walks several tiles; and they are the CPU reference's.
+// its ring, the warps, and so the values each epilogue thread owns per row),
+// from rows that start on 16 bytes (its 16-byte copies) and from rows that do
+// not (4-byte copies), in launches where each block walks several tiles of
+// the same batch rows and some cross into the next batch tile; mixed
+// temperatures (greedy rows too) and two samples per row; and they are the
+// CPU reference's.
 //
 // Inputs are random (a fresh seed per test, printed; replay a failure with
 // FUSEDSAMPLE_TEST_SEED=<seed>). W ~ N(0, 1), H ~ N(0, (2/sqrt(d))^2), so the
@@ -45,7 +48,9 @@ TEST(SampleLogitsConfigs, EveryConfigAndRowAlignmentGivesTheReferenceSamples) {
                                               "fp32 sm_90 logits tv256 tn8 td64 s2 w4x1",
                                               "fp32 sm_90 logits tv512 tn16 td64 s3 w8x1",
                                               "fp32 sm_90 logits tv64 tn8 td64 s4 w2x1",
-                                              "fp32 sm_90 logits tv128 tn32 td64 s2 w4x2"};
+                                              "fp32 sm_90 logits tv128 tn32 td64 s2 w4x2",
+                                              // 64 values per thread and row: one Philox call per four noise groups
+                                              "fp32 sm_90 logits tv256 tn32 td64 s2 w4x1"};
   struct Shape {
     std::int64_t V, d, N;
     int S;
