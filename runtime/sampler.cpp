@@ -34,13 +34,21 @@
 namespace fusedsample {
 namespace {
 
-KernelSpec logits_spec(DType dtype, Arch arch) {
+// sample_logits()'s built-in configs (templates/sample_logits.cuh), by the
+// rows of the call: up to kLogitsSmallRows rows 256 x 8 tiles, 4 stages and
+// 4 warps, from there 512 x 8 tiles and 2 stages (twice the values per
+// thread and tile). Session 62's sweep on an H200 (BENCHMARKS.md), sample_logits
+// alone: the first 14-15 us at N = 1 against 16-17, the second 84-87 us at
+// N = 256 against 98-103.
+constexpr std::int64_t kLogitsSmallRows = 64;
+KernelSpec logits_spec(DType dtype, Arch arch, bool large) {
   KernelSpec s;
   s.dtype = dtype;
   s.arch = arch;
   s.variant = Variant::logits;
-  s.tile_v = 256;
+  s.tile_v = large ? 512 : 256;
   s.tile_n = 8;
+  s.stages = large ? 2 : 4;
   s.warps_m = 4;
   s.warps_n = 1;
   return s;
@@ -61,7 +69,7 @@ struct Sampler::Impl {
   std::map<std::string, std::unique_ptr<runtime::LoadedModule>> modules;
   // [sample_bucket()][batch_bucket()]
   std::array<std::array<std::atomic<runtime::LoadedModule*>, kNumBatchBuckets>, kNumSampleBuckets> by_bucket{};
-  std::atomic<runtime::LoadedModule*> logits_module{nullptr};
+  std::array<std::atomic<runtime::LoadedModule*>, 2> logits_modules{};  // [rows > kLogitsSmallRows]
   // Counters and candidates (zero between launches), and apart from them the
   // staged logits and stream-K partial sums (written and read within a
   // launch): in one buffer a later launch's candidates for more rows or
@@ -147,22 +155,27 @@ struct Sampler::Impl {
     return slot.load();
   }
 
-  // sample_logits()'s kernel: a forced SamplerOptions::logits_spec (on this
-  // device's arch), else the default fitted to this GPU's shared memory.
-  KernelSpec logits_spec_here() const {
-    if (!options.logits_spec) return fit_shared_memory(logits_spec(options.dtype, ctx.arch()), std::size_t(ctx.max_shared_optin()));
+  // sample_logits()'s kernel for calls of up to (large = false) or more than
+  // (large = true) kLogitsSmallRows rows: a forced SamplerOptions::logits_spec
+  // (on this device's arch) for both, else the built-in one fitted to this
+  // GPU's shared memory.
+  KernelSpec logits_spec_here(bool large) const {
+    if (!options.logits_spec)
+      return fit_shared_memory(logits_spec(options.dtype, ctx.arch(), large), std::size_t(ctx.max_shared_optin()));
     KernelSpec s = *options.logits_spec;
     s.dtype = options.dtype;
     s.arch = ctx.arch();
     return s;
   }
 
-  runtime::LoadedModule* module_for_logits(Stream stream = nullptr) {
-    if (runtime::LoadedModule* m = logits_module.load(std::memory_order_acquire)) return m;
-    refuse_during_capture(stream, "the logits kernel is not loaded yet");
+  runtime::LoadedModule* module_for_logits(bool large, Stream stream = nullptr) {
+    auto& slot = logits_modules[large ? 1 : 0];
+    if (runtime::LoadedModule* m = slot.load(std::memory_order_acquire)) return m;
+    refuse_during_capture(stream, fmt::format("the logits kernel for {} {} rows is not loaded yet",
+                                              large ? "more than" : "up to", kLogitsSmallRows));
     std::lock_guard<std::mutex> lock(mu);
-    if (!logits_module.load()) logits_module.store(load(logits_spec_here()), std::memory_order_release);
-    return logits_module.load();
+    if (!slot.load()) slot.store(load(logits_spec_here(large)), std::memory_order_release);
+    return slot.load();
   }
 
   // The workspace: the block counter, one flag per stream-K block, then one
@@ -341,7 +354,7 @@ void Sampler::sample(const SampleArgs& args, Stream stream) {
 void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream stream) {
   runtime::check_logits_args(impl_->options, logits, args);
   const runtime::KeepCallerContext keep(impl_->ctx);  // the Sampler's context, the caller's again on return
-  impl_->launch(*impl_->module_for_logits(stream), logits, nullptr, args, runtime::buffer_needs(impl_->options, args, logits),
+  impl_->launch(*impl_->module_for_logits(args.rows > kLogitsSmallRows, stream), logits, nullptr, args, runtime::buffer_needs(impl_->options, args, logits),
                 stream);
 }
 
@@ -371,7 +384,8 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
       runtime::LoadedModule& m = *impl_->module_for(sb, b);
       staging = std::max(staging, Impl::staging_bytes(m.spec(), m.resident_blocks()));
     }
-  impl_->module_for_logits();
+  impl_->module_for_logits(false);
+  if (rows > kLogitsSmallRows) impl_->module_for_logits(true);
   impl_->ensure_buffer(impl_->workspace, Impl::workspace_bytes(rows, num_samples), nullptr, "workspace");
   impl_->ensure_buffer(impl_->staging, staging, nullptr, "staging buffer");
 }
