@@ -83,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
   const bool wide = (p.vocab & 3) == 0 && (reinterpret_cast<fs_u64>(logits) & 15) == 0;
   const int lane = (int)(threadIdx.x & 31);
   const int c0 = (int)(threadIdx.x >> 5) * fs_logits_part::COLS;  // this warp's part
-  const bool copies = c0 < FS_TV;  // warps past the segments sample nothing (fs_own_epilogue::active)
+  const bool copies = c0 < FS_TV;  // warps past the segments copy and sample nothing (fs_own_epilogue::active)
   // The launch has fewer than 2^31 tiles (the host checks), so 32-bit tile counters.
   const int vtiles = p.num_vtiles;
   const int total = (int)((p.rows + FS_TN - 1) / FS_TN) * vtiles;
@@ -115,7 +115,9 @@ extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const f
     fs_cp_async_wait<FS_STAGES - 2>();  // this lane's copies of tile t have landed
     __syncwarp();                       // the warp's have, and its lanes are done with the stage read last time
     issue();                            // into that stage
-    epi.tile(ring + stage * FS_LOGITS_STAGE, p, (fs_i64)vt * FS_TV, (fs_i64)nt * FS_TN, t + 1 < end);
+    // A warp past the segments holds no row; the epilogue would read its
+    // inactive threads' (ignored) values from warp 0's part, unsynchronized.
+    if (copies) epi.tile(ring + stage * FS_LOGITS_STAGE, p, (fs_i64)vt * FS_TV, (fs_i64)nt * FS_TN, t + 1 < end);
     stage = stage + 1 == FS_STAGES ? 0 : stage + 1;
     if (++vt == vtiles) {
       vt = 0;
