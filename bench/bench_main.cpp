@@ -176,25 +176,14 @@ void BM_Floor(benchmark::State& state, fb::Shape s) {
   for (auto n : g_opt.rows) g_res.lines[{s.vocab, s.hidden}][n].floor = best;
 }
 
-// The sampler forced to `spec_text` for shape s (built once per process).
-fs::Sampler& forced_sampler(fb::Shape s, const std::string& spec_text) {
+// A sampler for shape s whose fused kernel (logits = false: SamplerOptions::spec) or sample_logits kernel
+// (logits = true: SamplerOptions::logits_spec) is forced to `spec_text` (built once per process).
+fs::Sampler& forced_sampler(fb::Shape s, const std::string& spec_text, bool logits = false) {
   static std::map<std::string, std::unique_ptr<fs::Sampler>> samplers;
-  auto& sampler = samplers[fmt::format("{}x{}:{}", s.vocab, s.hidden, spec_text)];
+  auto& sampler = samplers[fmt::format("{}x{}:{}:{}", s.vocab, s.hidden, logits ? "logits" : "fused", spec_text)];
   if (!sampler) {
     fs::SamplerOptions o{.vocab = s.vocab, .hidden = s.hidden, .dtype = g_opt.dtype};
-    o.spec = fs::KernelSpec::parse(spec_text);
-    sampler = std::make_unique<fs::Sampler>(o);
-  }
-  return *sampler;
-}
-
-// A sampler whose sample_logits runs `spec_text` for shape s (built once per process).
-fs::Sampler& logits_sampler(fb::Shape s, const std::string& spec_text) {
-  static std::map<std::string, std::unique_ptr<fs::Sampler>> samplers;
-  auto& sampler = samplers[fmt::format("{}x{}:{}", s.vocab, s.hidden, spec_text)];
-  if (!sampler) {
-    fs::SamplerOptions o{.vocab = s.vocab, .hidden = s.hidden, .dtype = g_opt.dtype};
-    o.logits_spec = fs::KernelSpec::parse(spec_text);
+    (logits ? o.logits_spec : o.spec) = fs::KernelSpec::parse(spec_text);
     sampler = std::make_unique<fs::Sampler>(o);
   }
   return *sampler;
@@ -290,7 +279,7 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
   }
   for (const auto& spec : g_opt.logits_specs) {
     try {
-      fs::Sampler& sampler = logits_sampler(s, spec);
+      fs::Sampler& sampler = forced_sampler(s, spec, /*logits=*/true);
       sampler.sample_logits(lines.l, lines.a, nullptr);  // compiles and loads it outside the timed calls
       calls.push_back([&sampler, &lines] { sampler.sample_logits(lines.l, lines.a, nullptr); });
       alone.push_back(spec);

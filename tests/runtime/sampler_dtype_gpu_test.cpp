@@ -146,16 +146,7 @@ TEST_P(DtypeGpu, SampleLogitsMatchesReference) {
     const DeviceMemory dl = to_device(logits);
     const RowParams rows(sh.N, 1, rng);
     Sampler sampler(testing::sampler_options(sh.V, sh.d, dtype));
-
-    DeviceMemory out(std::size_t(sh.N * sh.S) * 8);
-    testing::poison(out);
-    SampleArgs a;
-    a.rows = sh.N;
-    a.num_samples = sh.S;
-    rows.fill(a);
-    a.out = out.as<void>();
-    sampler.sample_logits(dl.as<const float>(), a, nullptr);
-    const auto got = from_device<std::int64_t>(out, std::size_t(sh.N * sh.S));
+    const auto got = sample_logits_int64(sampler, dl.as<const float>(), sh.N, sh.S, rows);
     const auto ref = reference_sample(w.data(), h.data(), dtype, sh.V, sh.d, sh.N, rows.reference(), sh.S);
     const auto cmp = testing::compare_with_reference(got, ref, sh.V, sh.S, what);
     std::printf("[ unfused  ] %-48s pairs %4lld  near-ties %lld\n", what.c_str(), static_cast<long long>(cmp.pairs),

@@ -35,7 +35,6 @@ namespace fusedsample {
 namespace {
 
 using runtime::DeviceMemory;
-using testing::from_device;
 using namespace testing::exactness_tests;
 
 TEST(SampleLogitsConfigs, EveryConfigAndRowAlignmentGivesTheReferenceSamples) {
@@ -78,15 +77,8 @@ TEST(SampleLogitsConfigs, EveryConfigAndRowAlignmentGivesTheReferenceSamples) {
         SamplerOptions o = testing::sampler_options(sh.V, sh.d, dtype);
         if (spec) o.logits_spec = KernelSpec::parse(*spec);
         Sampler sampler(o);
-        DeviceMemory out(std::size_t(sh.N * sh.S) * 8);
-        testing::poison(out);
-        SampleArgs a;
-        a.rows = sh.N;
-        a.num_samples = sh.S;
-        rows.fill(a);
-        a.out = out.as<void>();
-        sampler.sample_logits(reinterpret_cast<const float*>(buffer.get() + shift), a, nullptr);
-        const auto got = from_device<std::int64_t>(out, std::size_t(sh.N * sh.S));
+        const auto got =
+            sample_logits_int64(sampler, reinterpret_cast<const float*>(buffer.get() + shift), sh.N, sh.S, rows);
         const auto cmp = testing::compare_with_reference(got, ref, sh.V, sh.S, what);
         if (first) EXPECT_EQ(got, *first) << "another config or alignment changed the samples";
         else first = got;

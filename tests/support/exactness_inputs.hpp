@@ -1,7 +1,7 @@
 // exactness_inputs.hpp: what the Sampler exactness GPU tests
 // (tests/runtime/sampler_exactness*_gpu_test.cpp, sampler_dtype_gpu_test.cpp)
 // share: shapes, per-row parameters on the host and the device, a config's
-// name, and a call into a poisoned int64 buffer.
+// name, and calls (sample, sample_logits) into a poisoned int64 buffer.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -73,6 +73,20 @@ inline std::vector<std::int64_t> sample_int64(Sampler& sampler, const DeviceMemo
   rows.fill(a);
   a.out = out.as<void>();
   sampler.sample(a, nullptr);
+  return from_device<std::int64_t>(out, std::size_t(N * S));
+}
+
+// The same with `sampler.sample_logits` over fp32 logits [N, V] at `logits`.
+inline std::vector<std::int64_t> sample_logits_int64(Sampler& sampler, const float* logits, std::int64_t N, int S,
+                                                     const RowParams& rows) {
+  DeviceMemory out(std::size_t(N * S) * 8);
+  testing::poison(out);
+  SampleArgs a;
+  a.rows = N;
+  a.num_samples = S;
+  rows.fill(a);
+  a.out = out.as<void>();
+  sampler.sample_logits(logits, a, nullptr);
   return from_device<std::int64_t>(out, std::size_t(N * S));
 }
 
