@@ -181,6 +181,12 @@ void KernelSpec::validate() const {
       if (tile_n > 32 || 32 % tile_n != 0)
         bad("logits: tile_n must be 8, 16 or 32 (each warp copies and samples every batch row of a tile, 32 / T_N "
             "lanes per row)");
+      // Fewer than 32 threads would sample a tile (T_N rows of T_V / 16 noise groups): warp 0's part would be
+      // wider than the staged row and its zero-filling copies would overwrite the next rows and stages
+      // (sample_logits.cuh's static_assert COLS <= FS_TV).
+      if (tile_v * tile_n < 512)
+        bad("logits: tile_v * tile_n must be at least 512 (each warp copies whole rows of 32 / T_N segments of "
+            "16 values; tv16 tn8, tv16 tn16 and tv32 tn8 leave warp 0 too few)");
       break;
     case Variant::wgmma:
     case Variant::wgmma_ws:

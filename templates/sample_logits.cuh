@@ -44,6 +44,11 @@ struct fs_logits_part {
   static constexpr int COLS = 32 / FS_TN * fs_own_layout::VPS;
   static constexpr int CPR = COLS / 4;  // 16-byte chunks per row of the part
   static_assert(COLS % 4 == 0 && (FS_TN * CPR) % 32 == 0, "logits: whole 16-byte chunks per lane");
+  // T_V T_N < 512 (tv16 tn8, tv16 tn16, tv32 tn8): fewer than 32 threads sample a tile (T_N rows of
+  // T_V / 16 noise groups), so warp 0's part would be wider than the tile, and its zero-filling copies of
+  // columns T_V .. COLS - 1 would land in the next rows (and past the last row, the next stage or the end of
+  // the ring). KernelSpec::validate rejects those specs.
+  static_assert(COLS <= FS_TV, "logits: a warp's part must lie inside the staged tile (T_V T_N >= 512)");
 };
 
 // Issues this lane's copies of its warp's part (first column c0) of tile

@@ -37,6 +37,9 @@ TEST(KernelSpec, ValidSpecsPass) {
       spec(DType::fp32, Variant::simt, 32, 8, 16, 2, 1, 1),
       spec(DType::fp32, Variant::logits, 256, 8, 64, 4, 4, 1),
       spec(DType::bf16, Variant::logits, 256, 8, 0, 2, 4, 1),  // logits ignores tile_d (not the stages: its ring)
+      spec(DType::fp32, Variant::logits, 16, 32, 64, 2, 4, 1),  // the smallest tiles: 32 threads per tile
+      spec(DType::fp32, Variant::logits, 32, 16, 64, 2, 4, 1),
+      spec(DType::fp32, Variant::logits, 64, 8, 64, 2, 1, 1),
       spec(DType::bf16, Variant::wgmma, 64, 8, 64, 4, 4, 1, Arch::sm_90a),
       spec(DType::fp16, Variant::wgmma, 128, 256, 64, 3, 8, 1, Arch::sm_90a),
       spec(DType::bf16, Variant::wgmma, 128, 128, 64, 3, 4, 1, Arch::sm_90a),  // two 64-row blocks per warpgroup
@@ -98,6 +101,10 @@ TEST(KernelSpec, ValidateNamesTheBadField) {
       {spec(b, Variant::logits, 256, 64, 64, 2, 4, 1), false, {"tile_n", "8, 16 or 32"}},
       {spec(b, Variant::logits, 256, 24, 64, 2, 4, 1), false, {"tile_n", "8, 16 or 32"}},
       {spec(b, Variant::logits, 48, 8, 64, 2, 4, 1), false, {"tile_v", "power of two"}},
+      // Fewer than 32 threads per tile: warp 0's copies would run past the staged rows (review of session 62).
+      {spec(b, Variant::logits, 16, 8, 64, 2, 4, 1), false, {"tile_v * tile_n", "512"}},
+      {spec(b, Variant::logits, 16, 16, 64, 2, 4, 1), false, {"tile_v * tile_n", "512"}},
+      {spec(b, Variant::logits, 32, 8, 64, 2, 1, 1), false, {"tile_v * tile_n", "512"}},
       {spec(b, m, 128, 16, 64, 1, 4, 1), false, {"stages"}},
       {spec(b, m, 128, 16, 64, 0, 4, 1), false, {"stages"}},
       {spec(b, m, 128, 16, 64, 64, 4, 1), false, {"stages"}},

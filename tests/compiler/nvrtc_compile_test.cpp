@@ -157,6 +157,11 @@ std::vector<CompileCase> all_cases() {
   // The sampler half of the unfused pipeline (materialized fp32 logits), as
   // the runtime configures it.
   out.push_back({make_spec(DType::bf16, Variant::logits, Arch::sm_90a, 256, 8, 64, 4, 4, 1)});
+  // The smallest logits tiles validate() allows (T_V T_N = 512: exactly 32 threads sample a tile, so warp 0's
+  // part is the whole tile; sample_logits.cuh's static_assert holds), and the large built-in one.
+  out.push_back({make_spec(DType::fp32, Variant::logits, Arch::sm_90, 64, 8, 64, 2, 4, 1)});
+  out.push_back({make_spec(DType::fp32, Variant::logits, Arch::sm_90, 16, 32, 64, 3, 1, 1)});
+  out.push_back({make_spec(DType::fp32, Variant::logits, Arch::sm_90, 512, 8, 64, 2, 4, 1)});
   // Hopper's warpgroup MMA (sm_90a only): the smallest and largest N, two
   // 64-row blocks per warpgroup, two warpgroups.
   for (DType d : {DType::bf16, DType::fp16}) {
