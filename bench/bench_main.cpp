@@ -275,7 +275,9 @@ void BM_Compare(benchmark::State& state, fb::Shape s, std::int64_t n) {
   std::vector<std::string> alone;
   if (!g_opt.logits_specs.empty()) {
     calls.push_back([&lines] { lines.st.sampler->sample_logits(lines.l, lines.a, nullptr); });
-    alone.push_back(g_opt.logits_spec.empty() ? "the unfused line's (Sampler default)" : g_opt.logits_spec);
+    // Labelled apart from the list's entries (a list entry equal to --fs_logits_spec is a line of its own).
+    alone.push_back(g_opt.logits_spec.empty() ? "the unfused line's (Sampler default)"
+                                              : "the unfused line's: " + g_opt.logits_spec);
   }
   for (const auto& spec : g_opt.logits_specs) {
     try {
@@ -350,7 +352,11 @@ void parse_own_flags(int& argc, char** argv) {
     else if (a.rfind("--fs_seeds=", 0) == 0) throw std::invalid_argument("unknown " + a + " (rows or one)");
     else if (a.rfind("--fs_order=", 0) == 0) throw std::invalid_argument("unknown " + a + " (balanced, rotating or sequential)");
     else if (a.rfind("--fs_specs=", 0) == 0) g_opt.sweep_specs = fs::split_spec_list(a.substr(11));
-    else if (a.rfind("--fs_logits_specs=", 0) == 0) g_opt.logits_specs = fs::split_spec_list(a.substr(18));
+    else if (a.rfind("--fs_logits_specs=", 0) == 0) {
+      g_opt.logits_specs.clear();  // normalized, so equal configs share one label
+      for (const auto& spec : fs::split_spec_list(a.substr(18)))
+        g_opt.logits_specs.push_back(fs::KernelSpec::parse(spec).to_string());
+    }
     else if (a.rfind("--fs_logits_spec=", 0) == 0) g_opt.logits_spec = std::string(fs::KernelSpec::parse(a.substr(17)).to_string());
     else if (a.rfind("--fs_samples=", 0) == 0) {
       g_opt.samples = std::stoi(a.substr(13));
