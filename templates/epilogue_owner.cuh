@@ -122,6 +122,47 @@ __device__ __forceinline__ bool fs_own_chunk_may_reach(float4 l4, float inv_tau,
   return !(FS_FMA(cmax, inv_tau, mup) < thr);
 }
 
+// What a taken-up group leaves (its values' largest approximate score smax,
+// msmax = fs_score_margin(smax), the values surv that may win or tie, bit b
+// for column c0 + b, index v0 + b): a lone survivor whose interval lies
+// wholly above (or below) the running winner's replaces it (or is dropped)
+// without its exact score; a close contest or several survivors take exact
+// scores, one at a time. The row's bound is raised already.
+__device__ __forceinline__ void fs_own_settle(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0, float smax,
+                                              float msmax, unsigned surv) {
+  if (!surv) return;
+  if ((surv & (surv - 1)) == 0) {
+    // One survivor: the value with the largest st (every value with a
+    // larger st would survive too). Compare intervals with the winner.
+    const int b = __ffs(surv) - 1;
+    const float lo = __fadd_rn(smax, -msmax), hi = __fadd_rn(smax, msmax);
+    const float mb = r.exact ? 0.0f : fs_score_margin(r.best);
+    const float best_lo = __fadd_rn(r.best, -mb), best_hi = __fadd_rn(r.best, mb);
+    if (r.bi == FS_NO_INDEX || lo > best_hi) {  // strictly better (or the first)
+      r.best = smax;
+      r.bl = fs_own_load1(row, nl, c0 + b);
+      r.bi = (int)(v0 + b);
+      r.exact = false;
+      return;
+    }
+    if (hi < best_lo) return;  // strictly worse
+  }
+  // A close contest (overlapping intervals) or several survivors: exact
+  // scores for the winner and every survivor, one at a time.
+  fs_own_make_exact(r);
+  while (surv) {
+    const int b = __ffs(surv) - 1;
+    surv &= surv - 1;
+    const int v = (int)(v0 + b);
+    const float sc = fs_own_exact_score(r, v, fs_own_load1(row, nl, c0 + b));
+    if (fs_better(sc, v, r.best, r.bi)) {
+      r.best = sc;
+      r.bi = v;
+    }
+  }
+  r.bound = fmaxf(r.bound, r.best);
+}
+
 // The values of one noise group whose group word passed the word test
 // (pass: this lane's group did; every lane of the warp calls it). Philox for
 // the 16 tokens' words, the approximate noise (gumbel_bound.cuh) and score
@@ -174,37 +215,7 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
     for (int i = 0; i < 4; ++i)
       if (4 * k + i < nv && sv[i] >= thr) surv |= 1u << (4 * k + i);
   }
-  if (!surv) return;
-  if ((surv & (surv - 1)) == 0) {
-    // One survivor: the value with the largest st (every value with a
-    // larger st would survive too). Compare intervals with the winner.
-    const int b = __ffs(surv) - 1;
-    const float lo = __fadd_rn(smax, -msmax), hi = __fadd_rn(smax, msmax);
-    const float mb = r.exact ? 0.0f : fs_score_margin(r.best);
-    const float best_lo = __fadd_rn(r.best, -mb), best_hi = __fadd_rn(r.best, mb);
-    if (r.bi == FS_NO_INDEX || lo > best_hi) {  // strictly better (or the first)
-      r.best = smax;
-      r.bl = fs_own_load1(row, nl, c0 + b);
-      r.bi = (int)(v0 + b);
-      r.exact = false;
-      return;
-    }
-    if (hi < best_lo) return;  // strictly worse
-  }
-  // A close contest (overlapping intervals) or several survivors: exact
-  // scores for the winner and every survivor, one at a time.
-  fs_own_make_exact(r);
-  while (surv) {
-    const int b = __ffs(surv) - 1;
-    surv &= surv - 1;
-    const int v = (int)(v0 + b);
-    const float sc = fs_own_exact_score(r, v, fs_own_load1(row, nl, c0 + b));
-    if (fs_better(sc, v, r.best, r.bi)) {
-      r.best = sc;
-      r.bi = v;
-    }
-  }
-  r.bound = fmaxf(r.bound, r.best);
+  fs_own_settle(r, row, nl, c0, v0, smax, msmax, surv);
 }
 
 // CALL noise groups q0 .. q0 + CALL - 1 of this thread's segment of staged
