@@ -218,6 +218,108 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
   fs_own_settle(r, row, nl, c0, v0, smax, msmax, surv);
 }
 
+// FS_OWN_COOP_TAKEUP 1 (sample_logits.cuh): the warp takes up its passing
+// groups together, up to two per round, one per half-warp: lane t of a half
+// scores token t of its group (the group's row state, segment and word
+// shuffled from the lane that owns it; one Philox call per lane), the half
+// reduces the largest approximate score and votes the survivors, and the
+// owning lane raises its bound and settles them (fs_own_settle, as the serial
+// path). Session 62's ncu put 26 % of the logits kernel's instructions at
+// N = 256 on fs_own_group, which runs 8 Philox calls and two passes with one
+// lane of 32 live in about half of the warp-tiles. Many passers at once (a
+// block's first tiles, before its bound has risen) keep the serial path,
+// which takes every lane's group q0 + j in one lockstep pass.
+// The same samples: every in-vocabulary value's st enters smax (the serial
+// path skips four-value chunks that cannot reach the threshold; a larger
+// smax only raises the bound to another lower bound of an exact score), and
+// two groups of one lane in one round are scored against the bound from
+// before the round (a lower threshold: more survivors, settled exactly).
+#ifndef FS_OWN_COOP_TAKEUP
+#define FS_OWN_COOP_TAKEUP 0
+#endif
+#ifndef FS_OWN_COOP_MAX
+#define FS_OWN_COOP_MAX 8  // passing groups of a warp above which the serial path runs
+#endif
+
+#if FS_OWN_COOP_TAKEUP
+// pass: bit j for this lane's group q0 + j (word in g). Every lane of the warp calls it.
+template <bool WHOLE>
+__device__ __forceinline__ void fs_own_coop_takeups(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0,
+                                                    int left, int q0, const fs_philox_ctr& g, unsigned pass) {
+  constexpr unsigned kAll = 0xffffffffu;
+  const int lane = (int)(threadIdx.x & 31), half = lane >> 4, t = lane & 15;
+  const fs_i64 vq = v0 + FS_GROUP_TOKENS * q0;
+  for (unsigned todo = pass;;) {
+    const unsigned who = __ballot_sync(kAll, todo != 0);
+    if (!who) break;
+    // Round: (src[0], j[0]) the lowest lane's lowest group; (src[1], j[1]) the
+    // next lane's lowest, else the same lane's next, else none (has1 false).
+    const int s0 = __ffs(who) - 1;
+    const unsigned t0 = __shfl_sync(kAll, todo, s0);
+    const unsigned rest = who & (who - 1);
+    const int s1 = rest ? __ffs(rest) - 1 : s0;
+    const unsigned t1 = rest ? __shfl_sync(kAll, todo, s1) : t0 & (t0 - 1);
+    const bool has1 = t1 != 0;
+    const int j0 = __ffs(t0) - 1, j1 = has1 ? __ffs(t1) - 1 : j0;
+    const int src = half ? s1 : s0, j = half ? j1 : j0;
+    const bool act = half == 0 || has1;
+    // The group words: each owner's pick for its own half's group.
+    const fs_u32 w0 = fs_own_pick<true>(g, fs_group_slot((fs_u64)(vq + FS_GROUP_TOKENS * j0)));
+    const fs_u32 w1 = fs_own_pick<true>(g, fs_group_slot((fs_u64)(vq + FS_GROUP_TOKENS * j1)));
+    const fs_u32 gw0 = __shfl_sync(kAll, w0, s0), gw1 = __shfl_sync(kAll, w1, s1);
+    const fs_u32 gw = half ? gw1 : gw0;
+    // The owner's row state and segment.
+    fs_philox_row key;
+    key.k0 = __shfl_sync(kAll, r.key.k0, src);
+    key.k1 = __shfl_sync(kAll, r.key.k1, src);
+    key.c1 = __shfl_sync(kAll, r.key.c1, src);
+    key.c2 = __shfl_sync(kAll, r.key.c2, src);
+    key.c3 = __shfl_sync(kAll, r.key.c3, src);
+    key.c4 = __shfl_sync(kAll, r.key.c4, src);
+    const float inv_tau = __shfl_sync(kAll, r.inv_tau, src), bound = __shfl_sync(kAll, r.bound, src);
+    const float* const srow = reinterpret_cast<const float*>(
+        __shfl_sync(kAll, (unsigned long long)reinterpret_cast<fs_u64>(row), src));
+    const int snl = __shfl_sync(kAll, nl, src), sc0 = __shfl_sync(kAll, c0, src);
+    const fs_i64 sv0 = __shfl_sync(kAll, (long long)v0, src);
+    const int sleft = WHOLE ? 0 : __shfl_sync(kAll, left, src);
+    const int q = q0 + j;
+    const int nv = WHOLE ? FS_GROUP_TOKENS : min(max(sleft - FS_GROUP_TOKENS * q, 0), FS_GROUP_TOKENS);
+    const int cg = sc0 + FS_GROUP_TOKENS * q;
+    const fs_i64 vg = sv0 + FS_GROUP_TOKENS * q;
+    // Token t: its word (Philox block (vg + t) / 4) and approximate score.
+    fs_philox_ctr c[1];
+    fs_philox_blocks<1>(key, (fs_u32)(vg >> 2) + (fs_u32)(t >> 2), c);
+    const float a = __fmul_rn(0.0625f, fs_exp1_approx(gw));
+    const bool in = act && t < nv;
+    const float l = in ? fs_own_load1(srow, snl, cg + t) : 0.0f;
+    const float g_t = fs_token_gumbel_approx<true>(a, fs_own_pick<true>(c[0], t & 3), t == fs_group_lead(gw));
+    const float st = in ? __fmaf_rn(l, inv_tau, g_t) : fs_own_neg_inf();
+    float smax = st;  // fmaxf drops NaN (a NaN logit's score never wins)
+#pragma unroll
+    for (int m = 8; m >= 1; m >>= 1) smax = fmaxf(smax, __shfl_xor_sync(kAll, smax, m));
+    const float msmax = fs_score_margin(smax);
+    const float thr = fs_prune_threshold(fmaxf(bound, __fadd_rn(smax, -msmax)));
+    const unsigned votes = __ballot_sync(kAll, in && st >= thr);
+    const float smax0 = __shfl_sync(kAll, smax, 0), smax1 = __shfl_sync(kAll, smax, 16);
+    // The owners settle, half 0's group first (a lane's second group after its first).
+    if (lane == s0) {
+      const float m0 = fs_score_margin(smax0);
+      r.bound = fmaxf(r.bound, __fadd_rn(smax0, -m0));
+      fs_own_settle(r, row, nl, c0 + FS_GROUP_TOKENS * (q0 + j0), v0 + FS_GROUP_TOKENS * (q0 + j0), smax0, m0,
+                    votes & 0xffffu);
+      todo &= ~(1u << j0);
+    }
+    if (has1 && lane == s1) {
+      const float m1 = fs_score_margin(smax1);
+      r.bound = fmaxf(r.bound, __fadd_rn(smax1, -m1));
+      fs_own_settle(r, row, nl, c0 + FS_GROUP_TOKENS * (q0 + j1), v0 + FS_GROUP_TOKENS * (q0 + j1), smax1, m1,
+                    votes >> 16);
+      todo &= ~(1u << j1);
+    }
+  }
+}
+#endif
+
 // CALL noise groups q0 .. q0 + CALL - 1 of this thread's segment of staged
 // row nl (row: the row's start; c0: the segment's first column, v0: its
 // vocabulary index; left: its values inside the vocabulary, 0 for a dead
@@ -266,6 +368,12 @@ __device__ __forceinline__ void fs_own_groups(fs_own_row& r, const float* row, i
                        fs_group_skip_word(thr, lmax[j], r.inv_tau))
       pass |= 1u << j;
   if (!__any_sync(0xffffffffu, pass)) return;
+#if FS_OWN_COOP_TAKEUP
+  if (__reduce_add_sync(0xffffffffu, (unsigned)__popc(pass)) <= FS_OWN_COOP_MAX) {
+    fs_own_coop_takeups<WHOLE>(r, row, nl, c0, v0, left, q0, g[0], pass);
+    return;
+  }
+#endif
   // One copy of the rare path (not unrolled): the group's values, its word.
 #pragma unroll 1
   for (int j = 0; j < CALL; ++j) {
