@@ -116,8 +116,10 @@ TuningDb load_tuning_db(const fsys::path& path) {
 bool save_tuning_db(const TuningDb& db, const fsys::path& path) {
   std::error_code ec;
   fsys::create_directories(path.parent_path(), ec);
-  // Advisory lock: load + merge + write is one step across processes.
-  const std::string lock_path = path.string() + ".lock";
+  // Advisory lock: load + merge + write is one step across processes. Beside the file the save writes (a link's
+  // target), so that savers naming it by different paths share it (session 63: "<path>.lock" did not).
+  const std::string lock_path = detail::lock_file_path(path).string();
+  fsys::create_directories(fsys::path(lock_path).parent_path(), ec);  // a dangling link's target directory
   const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd >= 0)
     ::flock(lock_fd, LOCK_EX);

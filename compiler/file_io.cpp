@@ -40,6 +40,17 @@ std::optional<fsys::path> link_target(const fsys::path& path, std::string* error
   return std::nullopt;
 }
 
+fsys::path lock_file_path(const fsys::path& path) {
+  // Beside the target only where write_file_atomic would write (a regular
+  // file or nothing): a link to /dev/null saves nothing, and run as root it
+  // would create /dev/null.lock.
+  std::error_code ec;
+  const std::optional<fsys::path> target = link_target(path, nullptr);
+  const fsys::file_status st = target ? fsys::symlink_status(*target, ec) : fsys::file_status{};
+  const bool writable = target && (!fsys::exists(st) || fsys::is_regular_file(st));
+  return (writable ? *target : path).string() + ".lock";
+}
+
 // The process's umask, read without changing it (umask(2) can only set it,
 // which would race with other threads' file creation): the "Umask:" line of
 // /proc/self/status (Linux 4.7 and newer), else the usual 022.

@@ -24,6 +24,15 @@ bool write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 // no link. nullopt (the reason in *error) for an unreadable link or a loop.
 std::optional<std::filesystem::path> link_target(const std::filesystem::path& path, std::string* error);
 
+// The advisory lock file of `path` (the tuning database's save): "<target>.lock"
+// beside what link_target resolves `path` to, so that every path naming one
+// file (the file itself, a link to it, two links) takes the same lock; until
+// session 63 it was "<path>.lock", and two processes saving through a link
+// and through its target took two locks and could lose each other's entries.
+// "<path>.lock" where the link cannot be resolved or names what is not a
+// regular file (write_file_atomic refuses both: nothing is saved).
+std::filesystem::path lock_file_path(const std::filesystem::path& path);
+
 // A user's output file (`export -o`): into an existing FIFO, character
 // device or the like as a plain write (a reader gets the bytes), else
 // write_file_atomic.

@@ -2,16 +2,22 @@
 // save merges, corrupt files are ignored with a warning, import/export of
 // files, and tuned_spec() reading <cache dir>/tuning.json.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -200,6 +206,39 @@ TEST_F(TuningStoreTest, SaveLeavesALinksTargetThatIsNotARegularFile) {
   EXPECT_TRUE(fsys::is_symlink(fsys::symlink_status(path)));
   EXPECT_TRUE(set_aside(fifo).empty());
   EXPECT_TRUE(set_aside(path).empty());
+}
+
+// tuning.json a link to a database elsewhere: a save through the link waits
+// for the lock of a save through the target ("<target>.lock", held here as
+// that save would hold it), so the two load + merge + write steps do not
+// interleave. Until session 63 the lock was "<path>.lock", one per name: the
+// save through the link went ahead and one of the two saves' entries was lost.
+TEST_F(TuningStoreTest, SaveThroughALinkTakesTheLockOfItsTarget) {
+  const fsys::path target = dir_ / "elsewhere" / "real.json", link = dir_ / "tuning.json";
+  fsys::create_directories(target.parent_path());
+  fsys::create_symlink(target, link);
+  const std::string lock_path = target.string() + ".lock";
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0) << lock_path << ": " << std::strerror(errno);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0) << std::strerror(errno);
+  fs::TuningDb a;
+  a.record(key8(), {kSpec, 10.0, 9.0, "t1"});
+  std::packaged_task<bool()> save([&] { return fs::save_tuning_db(a, link); });
+  std::future<bool> saved = save.get_future();
+  std::thread saver(std::move(save));
+  // While the lock is held the save cannot finish, however long this waits;
+  // one that does not take it finishes in well under this.
+  const bool waited = saved.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout;
+  const bool written_while_locked = fsys::exists(target);
+  ::flock(fd, LOCK_UN);
+  ::close(fd);
+  saver.join();
+  EXPECT_TRUE(waited) << "the save through the link did not wait for the lock on " << lock_path;
+  EXPECT_FALSE(written_while_locked) << "the save through the link wrote while " << lock_path << " was held";
+  EXPECT_TRUE(saved.get());
+  EXPECT_TRUE(fsys::is_symlink(fsys::symlink_status(link)));
+  EXPECT_EQ(fs::load_tuning_db(target).entries().size(), 1u);
+  EXPECT_FALSE(fsys::exists(link.string() + ".lock")) << "a lock of the link's own name";
 }
 
 // A config whose spec this build parses but no longer accepts (here one that

@@ -171,6 +171,36 @@ TEST_F(FileIoTest, AtomicWriteThroughADanglingLinkAndAChain) {
   EXPECT_EQ(read_text(target), "second");
 }
 
+// The lock of a save (lock_file_path) is beside the file it writes: one for a
+// link, a chain of links and their target. Until session 63 it was
+// "<path>.lock", a lock per name, so two processes saving one tuning database
+// through a link and through its target did not wait for each other. Where
+// nothing would be written (a loop, a link to a FIFO) it stays "<path>.lock".
+TEST_F(FileIoTest, LockFilePathIsOneForEveryNameOfAFile) {
+  const fsys::path target = dir_ / "kept" / "tuning.json", link = dir_ / "tuning.json";
+  const fsys::path hop = dir_ / "hop.json", start = dir_ / "start.json";
+  fsys::create_directories(target.parent_path());
+  fsys::create_symlink(target, link);  // dangling: the save creates the target
+  fsys::create_symlink("kept/tuning.json", hop);  // relative to the link's directory
+  fsys::create_symlink(hop, start);
+  const fsys::path lock = target.string() + ".lock";
+  EXPECT_EQ(fs::detail::lock_file_path(target), lock);
+  EXPECT_EQ(fs::detail::lock_file_path(link), lock);
+  EXPECT_EQ(fs::detail::lock_file_path(start).lexically_normal(), lock);
+  std::ofstream(target) << "{}";
+  EXPECT_EQ(fs::detail::lock_file_path(link), lock);
+  EXPECT_EQ(fs::detail::lock_file_path(hop).lexically_normal(), lock);
+
+  const fsys::path loop_a = dir_ / "loop_a.json", loop_b = dir_ / "loop_b.json";
+  fsys::create_symlink(loop_b, loop_a);
+  fsys::create_symlink(loop_a, loop_b);
+  EXPECT_EQ(fs::detail::lock_file_path(loop_a), fsys::path(loop_a.string() + ".lock"));
+  const fsys::path fifo = dir_ / "a.fifo", to_fifo = dir_ / "to_fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  fsys::create_symlink(fifo, to_fifo);
+  EXPECT_EQ(fs::detail::lock_file_path(to_fifo), fsys::path(to_fifo.string() + ".lock"));
+}
+
 // `export -o FIFO` (or a device): a reader gets the bytes; until session 40
 // the FIFO was replaced by a regular file and the reader got nothing.
 TEST_F(FileIoTest, OutputFileIntoAFifo) {
