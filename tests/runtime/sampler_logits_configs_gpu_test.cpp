@@ -42,14 +42,7 @@ TEST(SampleLogitsConfigs, EveryConfigAndRowAlignmentGivesTheReferenceSamples) {
   testing::use_process_context();
   std::mt19937_64 rng(testing::fresh_seed());
   const DType dtype = DType::bf16;
-  // nullopt: the Sampler's default. The others differ in every field the kernel reads.
-  const std::optional<std::string> specs[] = {std::nullopt,
-                                              "fp32 sm_90 logits tv256 tn8 td64 s2 w4x1",
-                                              "fp32 sm_90 logits tv512 tn16 td64 s3 w8x1",
-                                              "fp32 sm_90 logits tv64 tn8 td64 s4 w2x1",
-                                              "fp32 sm_90 logits tv128 tn32 td64 s2 w4x2",
-                                              // 64 values per thread and row: one Philox call per four noise groups
-                                              "fp32 sm_90 logits tv256 tn32 td64 s2 w4x1"};
+  const auto specs = testing::logits_configs();  // the default and five forced configs
   struct Shape {
     std::int64_t V, d, N;
     int S;
@@ -70,12 +63,12 @@ TEST(SampleLogitsConfigs, EveryConfigAndRowAlignmentGivesTheReferenceSamples) {
     for (const auto& spec : specs)
       for (const std::size_t shift : {std::size_t(0), std::size_t(4)}) {
         const std::string what = fmt::format("V={} N={} S={} logits_spec [{}] logits at +{} bytes", sh.V, sh.N, sh.S,
-                                             spec ? *spec : "default", shift);
+                                             spec ? spec->to_string() : "default", shift);
         SCOPED_TRACE(what);
         FS_CU(cuMemsetD8(buffer.get(), 0, buffer.size()));
         FS_CU(cuMemcpyHtoD(buffer.get() + shift, logits.data(), bytes));
         SamplerOptions o = testing::sampler_options(sh.V, sh.d, dtype);
-        if (spec) o.logits_spec = KernelSpec::parse(*spec);
+        o.logits_spec = spec;
         Sampler sampler(o);
         const auto got =
             sample_logits_int64(sampler, reinterpret_cast<const float*>(buffer.get() + shift), sh.N, sh.S, rows);

@@ -9,9 +9,13 @@
 // is decided by the tie rule (the lowest index); their approximate intervals
 // overlap, so the epilogues must compute exact scores for all of them.
 // Moderate rows (c_n small) mix clear wins and close contests. Every forced
-// config and the default must return exactly the host's winners.
+// config and the default must return exactly the host's winners, and so must
+// the unfused path's sampler (Sampler::sample_logits) from the same fp32
+// logits under every logits config (its take-ups: serial, and two groups per
+// warp round since session 63).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -62,6 +66,7 @@ struct TieInputs {
   std::int64_t V, d, N;
   int S;
   const DeviceMemory &w, &h, &tau, &seeds, &offsets;
+  const DeviceMemory& logits;  // the same logits as fp32 [N][V] (exact: a_v c_n)
 };
 template <class Describe>
 void expect_every_config_gives(const TieInputs& in, DType dtype, const std::vector<std::int64_t>& want,
@@ -82,6 +87,30 @@ void expect_every_config_gives(const TieInputs& in, DType dtype, const std::vect
     args.offsets = in.offsets.as<const std::uint64_t>();
     args.out = out.as<void>();
     sampler.sample(args, nullptr);
+    const std::vector<std::int64_t> got = from_device<std::int64_t>(out, std::size_t(in.N * in.S));
+    int wrong = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (got[i] != want[i] && wrong++ < 5)
+        ADD_FAILURE() << what << ": row " << i / in.S << " sample " << i % in.S << " (" << describe(i / in.S)
+                      << "): got " << got[i] << ", want " << want[i];
+    EXPECT_EQ(wrong, 0) << what;
+  }
+  for (const auto& spec : testing::logits_configs()) {
+    const std::string what = "sample_logits " + (spec ? spec->to_string() : std::string("default"));
+    SCOPED_TRACE(what);
+    SamplerOptions o = testing::sampler_options(in.V, in.d, dtype);
+    o.logits_spec = spec;
+    Sampler sampler(o);
+    DeviceMemory out(std::size_t(in.N * in.S) * 8);
+    testing::poison(out);
+    SampleArgs args;
+    args.rows = in.N;
+    args.num_samples = in.S;
+    args.temperatures = in.tau.as<const float>();
+    args.seeds = in.seeds.as<const std::uint64_t>();
+    args.offsets = in.offsets.as<const std::uint64_t>();
+    args.out = out.as<void>();
+    sampler.sample_logits(in.logits.as<const float>(), args, nullptr);
     const std::vector<std::int64_t> got = from_device<std::int64_t>(out, std::size_t(in.N * in.S));
     int wrong = 0;
     for (std::size_t i = 0; i < got.size(); ++i)
@@ -122,14 +151,16 @@ TEST(SamplerTiesGpu, CloseContestsAndTiesMatchTheFp32Contract) {
   }
   for (std::int64_t v = 0; v < V; ++v) ASSERT_EQ(bf16_to_float(w[std::size_t(v * d)]), a[v]) << "a_v not exact in bf16";
   std::vector<std::int64_t> want(std::size_t(N * S));
+  std::vector<float> all_logits(std::size_t(N * V));
   for (std::int64_t n = 0; n < N; ++n) {
     std::vector<float> logits(V);
     for (std::int64_t v = 0; v < V; ++v) logits[v] = a[v] * c[n];  // exact: powers of two
     for (int s = 0; s < S; ++s) want[std::size_t(n * S + s)] = host_winner(logits, tau[n], seeds[n], offsets[n], s);
+    std::copy(logits.begin(), logits.end(), all_logits.begin() + n * V);
   }
   const DeviceMemory dw = to_device(w), dh = to_device(h), dt = to_device(tau), ds = to_device(seeds),
-                     doff = to_device(offsets);
-  expect_every_config_gives({V, d, N, S, dw, dh, dt, ds, doff}, dtype, want, [&](std::size_t n) {
+                     doff = to_device(offsets), dl = to_device(all_logits);
+  expect_every_config_gives({V, d, N, S, dw, dh, dt, ds, doff, dl}, dtype, want, [&](std::size_t n) {
     return "c " + std::to_string(c[n]) + ", tau " + std::to_string(tau[n]);
   });
 }
@@ -165,10 +196,13 @@ TEST(SamplerTiesGpu, InfiniteLogitsTieToTheLowestIndex) {
   }
   ASSERT_TRUE(std::isinf(bf16_to_float(w[std::size_t(first * d)])));
   const int S = 2;
+  std::vector<float> logits(std::size_t(N * V));
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t v = 0; v < V; ++v) logits[std::size_t(n * V + v)] = a[v] * float(1 + n % 3);  // exact
   const DeviceMemory dw = to_device(w), dh = to_device(h), dt = to_device(tau), ds = to_device(seeds),
-                     doff = to_device(offsets);
+                     doff = to_device(offsets), dl = to_device(logits);
   const std::vector<std::int64_t> want(std::size_t(N * S), first);
-  expect_every_config_gives({V, d, N, S, dw, dh, dt, ds, doff}, dtype, want,
+  expect_every_config_gives({V, d, N, S, dw, dh, dt, ds, doff, dl}, dtype, want,
                             [&](std::size_t n) { return "tau " + std::to_string(tau[n]); });
 }
 

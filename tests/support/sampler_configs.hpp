@@ -155,6 +155,19 @@ inline std::string tiles_name(const KernelSpec& s) {
          (s.l2_promotion != 256 ? "_l2p" + std::to_string(s.l2_promotion) : "");
 }
 
+// The unfused path's sampler configs the tests force (SamplerOptions::logits_spec; nullopt: the Sampler's
+// built-in choice by rows). They differ in every field the logits kernel reads: 1, 2 or 4 noise groups per thread
+// and row (one, two or four per Philox call; the cooperative take-up pairs a lane's two groups in one round), 2-8
+// warps, 8-32 rows, 2-4 stages.
+inline std::vector<std::optional<KernelSpec>> logits_configs() {
+  std::vector<std::optional<KernelSpec>> out{std::nullopt};
+  for (const char* text : {"fp32 sm_90 logits tv256 tn8 td64 s2 w4x1", "fp32 sm_90 logits tv512 tn16 td64 s3 w8x1",
+                           "fp32 sm_90 logits tv64 tn8 td64 s4 w2x1", "fp32 sm_90 logits tv128 tn32 td64 s2 w4x2",
+                           "fp32 sm_90 logits tv256 tn32 td64 s2 w4x1"})
+    out.push_back(KernelSpec::parse(text));
+  return out;
+}
+
 inline SamplerOptions sampler_options(std::int64_t V, std::int64_t d, DType dtype,
                                       std::optional<KernelSpec> spec = std::nullopt) {
   SamplerOptions o;
