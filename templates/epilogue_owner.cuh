@@ -122,6 +122,17 @@ __device__ __forceinline__ bool fs_own_chunk_may_reach(float4 l4, float inv_tau,
   return !(FS_FMA(cmax, inv_tau, mup) < thr);
 }
 
+// The pruning threshold of this epilogue's votes (st >= threshold):
+// fs_prune_threshold of the bound, a bound of +inf (an infinite score folded
+// into p.best, or this thread's own) taken as FLT_MAX, still a lower bound.
+// T(+inf) is NaN, which no st reaches, so a row's other infinite scores
+// would be dropped rather than tie to the lowest index (docs/rng.md section
+// 6); T(FLT_MAX) is finite: every infinite st reaches it, and a finite st
+// below it has an exact score below FLT_MAX < +inf.
+__device__ __forceinline__ float fs_own_threshold(float bound) {
+  return fs_prune_threshold(fminf(bound, 3.40282346638528859812e+38f));
+}
+
 // What a taken-up group leaves (its values' largest approximate score smax,
 // msmax = fs_score_margin(smax), the values surv that may win or tie, bit b
 // for column c0 + b, index v0 + b): a lone survivor whose interval lies
@@ -167,7 +178,7 @@ __device__ __forceinline__ void fs_own_settle(fs_own_row& r, const float* row, i
 // (pass: this lane's group did; every lane of the warp calls it). Philox for
 // the 16 tokens' words, the approximate noise (gumbel_bound.cuh) and score
 // st. The group's largest st raises the bound B (st - margin is a lower bound
-// on that value's exact score); only values with st >= fs_prune_threshold(B)
+// on that value's exact score); only values with st >= fs_own_threshold(B)
 // can win or tie (docs/rng.md section 6). Exact noise is computed lazily: a
 // lone survivor whose score interval lies wholly above (or below) the running
 // winner's replaces it (or is dropped) without it; the exact score is
@@ -185,7 +196,7 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
   // held in registers: this path is rare; a call whose four logits cannot
   // reach the threshold with mup is not made.
   const float mup = __fadd_rn(__fmul_rn(-0.693147182f, fs_lg2_approx_normal(a)), 3.0f * FS_GUMBEL_APPROX_ERR);
-  const float thr0 = fs_prune_threshold(r.bound);
+  const float thr0 = fs_own_threshold(r.bound);
   float smax = neg_inf;
 #pragma unroll 1
   for (int k = 0; k < 4; ++k) {
@@ -201,7 +212,7 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
   // infinite smax, dropped by fmaxf).
   const float msmax = fs_score_margin(smax);
   r.bound = fmaxf(r.bound, __fadd_rn(smax, -msmax));
-  const float thr = fs_prune_threshold(r.bound);
+  const float thr = fs_own_threshold(r.bound);
   // Values that may win or tie. A NaN st comes from a NaN logit, whose
   // score never wins: it is not one.
   unsigned surv = 0;
@@ -298,7 +309,7 @@ __device__ __forceinline__ void fs_own_coop_takeups(fs_own_row& r, const float* 
 #pragma unroll
     for (int m = 8; m >= 1; m >>= 1) smax = fmaxf(smax, __shfl_xor_sync(kAll, smax, m));
     const float msmax = fs_score_margin(smax);
-    const float thr = fs_prune_threshold(fmaxf(bound, __fadd_rn(smax, -msmax)));
+    const float thr = fs_own_threshold(fmaxf(bound, __fadd_rn(smax, -msmax)));
     const unsigned votes = __ballot_sync(kAll, in && st >= thr);
     const float smax0 = __shfl_sync(kAll, smax, 0), smax1 = __shfl_sync(kAll, smax, 16);
     // The owners settle, half 0's group first (a lane's second group after its first).

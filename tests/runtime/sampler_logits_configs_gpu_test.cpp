@@ -81,5 +81,53 @@ TEST(SampleLogitsConfigs, EveryConfigAndRowAlignmentGivesTheReferenceSamples) {
   }
 }
 
+// Infinite logits tie to the lowest index (docs/rng.md sections 5, 6) in
+// launches whose blocks walk several tiles and cross into the next batch
+// tile: the block that reaches a batch tile's first vocabulary tile last
+// starts its rows with the bound +inf that the other blocks of those rows
+// folded after their first tiles (an infinity every 211 values, so in every
+// tile). The owner epilogue's threshold T(+inf) was NaN and its vote
+// st >= T dropped every value, the row's first infinity too, so another
+// block's larger index won.
+TEST(SampleLogitsConfigs, InfiniteLogitsTieToTheLowestIndexAcrossBlocks) {
+  FS_REQUIRE_GPU();
+  testing::use_process_context();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const std::optional<std::string> specs[] = {std::nullopt, "fp32 sm_90 logits tv256 tn8 td64 s4 w4x1",
+                                              "fp32 sm_90 logits tv512 tn8 td64 s2 w4x1",
+                                              "fp32 sm_90 logits tv128 tn32 td64 s2 w4x2"};
+  struct Shape {
+    std::int64_t V, N;
+    int S;
+  };
+  const std::int64_t first = 37, period = 211;
+  // 391 x 8 tiles of 256 x 8 (small default), 98 x 38 of 512 x 8 (large default), and two samples.
+  for (const Shape& sh : {Shape{100003, 64, 1}, Shape{50021, 300, 1}, Shape{100003, 40, 2}}) {
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    std::vector<float> logits(std::size_t(sh.N * sh.V));
+    for (float& l : logits) l = normal(rng);
+    for (std::int64_t n = 0; n < sh.N; ++n)
+      for (std::int64_t v = first; v < sh.V; v += period) logits[std::size_t(n * sh.V + v)] = INFINITY;
+    const DeviceMemory dl = testing::to_device(logits);
+    const RowParams rows(sh.N, 2, rng);
+    const std::vector<std::int64_t> want(std::size_t(sh.N * sh.S), first);
+    for (const auto& spec : specs) {
+      const std::string what =
+          fmt::format("V={} N={} S={} logits_spec [{}]", sh.V, sh.N, sh.S, spec ? *spec : "default");
+      SCOPED_TRACE(what);
+      SamplerOptions o = testing::sampler_options(sh.V, 64, DType::bf16);
+      if (spec) o.logits_spec = KernelSpec::parse(*spec);
+      Sampler sampler(o);
+      const auto got = sample_logits_int64(sampler, dl.as<const float>(), sh.N, sh.S, rows);
+      std::int64_t wrong = 0;
+      for (std::size_t i = 0; i < got.size(); ++i)
+        if (got[i] != want[i] && wrong++ < 8)
+          ADD_FAILURE() << "row " << i / std::size_t(sh.S) << " sample " << i % std::size_t(sh.S) << ": " << got[i]
+                        << ", want " << first << " (tau " << rows.temperatures[i / std::size_t(sh.S)] << ")";
+      EXPECT_EQ(wrong, 0) << "of " << got.size();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fusedsample
