@@ -244,7 +244,8 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
 // path skips four-value chunks that cannot reach the threshold; a larger
 // smax only raises the bound to another lower bound of an exact score), and
 // two groups of one lane in one round are scored against the bound from
-// before the round (a lower threshold: more survivors, settled exactly).
+// before the round (a lower threshold: more survivors, each settled as the
+// serial path settles its own).
 #ifndef FS_OWN_COOP_TAKEUP
 #define FS_OWN_COOP_TAKEUP 0
 #endif
@@ -263,8 +264,8 @@ __device__ __forceinline__ void fs_own_coop_takeups(fs_own_row& r, const float* 
   for (unsigned todo = pass;;) {
     const unsigned who = __ballot_sync(kAll, todo != 0);
     if (!who) break;
-    // Round: (src[0], j[0]) the lowest lane's lowest group; (src[1], j[1]) the
-    // next lane's lowest, else the same lane's next, else none (has1 false).
+    // Round: (s0, j0) the lowest lane's lowest group; (s1, j1) the next
+    // lane's lowest, else the same lane's next, else none (has1 false).
     const int s0 = __ffs(who) - 1;
     const unsigned t0 = __shfl_sync(kAll, todo, s0);
     const unsigned rest = who & (who - 1);
