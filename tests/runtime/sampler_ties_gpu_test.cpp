@@ -71,22 +71,19 @@ struct TieInputs {
 template <class Describe>
 void expect_every_config_gives(const TieInputs& in, DType dtype, const std::vector<std::int64_t>& want,
                                Describe describe) {
-  for (const auto& spec : testing::runnable_configs(dtype)) {
-    const std::string what = spec ? spec->to_string() : std::string("default");
+  // One launch: `run` samples into args (the rows' parameters and `out` filled in), then every pair is compared.
+  const auto check = [&](const std::string& what, const auto& run) {
     SCOPED_TRACE(what);
-    Sampler sampler(testing::sampler_options(in.V, in.d, dtype, spec));
     DeviceMemory out(std::size_t(in.N * in.S) * 8);
     testing::poison(out);
     SampleArgs args;
-    args.weights = in.w.as<const void>();
-    args.hidden_states = in.h.as<const void>();
     args.rows = in.N;
     args.num_samples = in.S;
     args.temperatures = in.tau.as<const float>();
     args.seeds = in.seeds.as<const std::uint64_t>();
     args.offsets = in.offsets.as<const std::uint64_t>();
     args.out = out.as<void>();
-    sampler.sample(args, nullptr);
+    run(args);
     const std::vector<std::int64_t> got = from_device<std::int64_t>(out, std::size_t(in.N * in.S));
     int wrong = 0;
     for (std::size_t i = 0; i < got.size(); ++i)
@@ -94,30 +91,21 @@ void expect_every_config_gives(const TieInputs& in, DType dtype, const std::vect
         ADD_FAILURE() << what << ": row " << i / in.S << " sample " << i % in.S << " (" << describe(i / in.S)
                       << "): got " << got[i] << ", want " << want[i];
     EXPECT_EQ(wrong, 0) << what;
+  };
+  for (const auto& spec : testing::runnable_configs(dtype)) {
+    Sampler sampler(testing::sampler_options(in.V, in.d, dtype, spec));
+    check(spec ? spec->to_string() : std::string("default"), [&](SampleArgs& args) {
+      args.weights = in.w.as<const void>();
+      args.hidden_states = in.h.as<const void>();
+      sampler.sample(args, nullptr);
+    });
   }
   for (const auto& spec : testing::logits_configs()) {
-    const std::string what = "sample_logits " + (spec ? spec->to_string() : std::string("default"));
-    SCOPED_TRACE(what);
     SamplerOptions o = testing::sampler_options(in.V, in.d, dtype);
     o.logits_spec = spec;
     Sampler sampler(o);
-    DeviceMemory out(std::size_t(in.N * in.S) * 8);
-    testing::poison(out);
-    SampleArgs args;
-    args.rows = in.N;
-    args.num_samples = in.S;
-    args.temperatures = in.tau.as<const float>();
-    args.seeds = in.seeds.as<const std::uint64_t>();
-    args.offsets = in.offsets.as<const std::uint64_t>();
-    args.out = out.as<void>();
-    sampler.sample_logits(in.logits.as<const float>(), args, nullptr);
-    const std::vector<std::int64_t> got = from_device<std::int64_t>(out, std::size_t(in.N * in.S));
-    int wrong = 0;
-    for (std::size_t i = 0; i < got.size(); ++i)
-      if (got[i] != want[i] && wrong++ < 5)
-        ADD_FAILURE() << what << ": row " << i / in.S << " sample " << i % in.S << " (" << describe(i / in.S)
-                      << "): got " << got[i] << ", want " << want[i];
-    EXPECT_EQ(wrong, 0) << what;
+    check("sample_logits " + (spec ? spec->to_string() : std::string("default")),
+          [&](SampleArgs& args) { sampler.sample_logits(in.logits.as<const float>(), args, nullptr); });
   }
 }
 
