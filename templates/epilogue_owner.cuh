@@ -130,12 +130,10 @@ __device__ __forceinline__ void fs_own_groups(fs_own_row& r, const float* row, i
                        fs_group_skip_word(thr, lmax[j], r.inv_tau))
       pass |= 1u << j;
   if (!__any_sync(0xffffffffu, pass)) return;
-#if FS_OWN_COOP_TAKEUP
   if (__reduce_add_sync(0xffffffffu, (unsigned)__popc(pass)) <= FS_OWN_COOP_MAX) {
     fs_own_coop_takeups<WHOLE>(r, row, nl, c0, v0, left, q0, g[0], pass);
     return;
   }
-#endif
   // One copy of the rare path (not unrolled): the group's values, its word.
 #pragma unroll 1
   for (int j = 0; j < CALL; ++j) {
@@ -166,15 +164,13 @@ __device__ __forceinline__ void fs_own_scan(fs_own_row& r, const float* row, int
 
 // The epilogue warps' state for a launch: construct once, call tile() for
 // each staged tile (in the block's tile order), finish() at the end.
-// FS_OWN_DEFER_REFRESH 1 (sample_logits.cuh): a single-sample launch reads
-// the rows' best keys after each tile into registers and raises the bounds
-// with them at the start of the next tile of the same rows, so the load's L2
-// round trip overlaps that tile's copies rather than stalling the thread; and
-// after its last tile (more = false) it reads none. 0 (the fused kernels):
-// read and raise at once after every tile.
-#ifndef FS_OWN_DEFER_REFRESH
-#define FS_OWN_DEFER_REFRESH 0
-#endif
+// A single-sample launch reads the rows' best keys after each tile into
+// registers and raises the bounds with them at the start of the next tile of
+// the same rows, so the load's L2 round trip overlaps the wait for that tile
+// (sample_logits: its copies) rather than stalling the thread; after its last
+// tile (more = false) it reads none. The fused kernels read and raised at
+// once after every tile until session 64 (0.3-1 % slower at the small
+// shape's N = 16-64 together with the serial take-up, BENCHMARKS.md).
 #ifndef FS_OWN_WARP_FOLD
 #define FS_OWN_WARP_FOLD 0  // 1: warp_flush below (sample_logits.cuh)
 #endif
@@ -183,10 +179,8 @@ struct fs_own_epilogue {
   fs_own_row rows[fs_own_layout::RPT];
   fs_i64 n0 = -1;  // batch tile whose rows are held (sample 0, single-sample launches)
   int slot, seg;
-#if FS_OWN_DEFER_REFRESH
   fs_u64 pending[fs_own_layout::RPT];  // best keys read after the last tile, not yet applied
   bool has_pending = false;
-#endif
 
   __device__ __forceinline__ explicit fs_own_epilogue(int thread) {
     slot = thread % fs_own_layout::SLOTS;
@@ -259,14 +253,12 @@ struct fs_own_epilogue {
       for (int k = 0; k < fs_own_layout::RPT; ++k) fs_own_load_row(rows[k], p, n0 + row_in_tile(k), holds(k, p));
       if (single) start_sample(p, 0);
     }
-#if FS_OWN_DEFER_REFRESH
     else if (has_pending) {
 #pragma unroll
       for (int k = 0; k < fs_own_layout::RPT; ++k)
         if (holds(k, p) && !rows[k].greedy) fs_own_raise_bound(rows[k], pending[k]);
     }
     has_pending = false;
-#endif
     for (int s = 0; s < p.num_samples; ++s) {
       if (!single) start_sample(p, s);
 #pragma unroll
@@ -292,18 +284,11 @@ struct fs_own_epilogue {
 #if !FS_OWN_WARP_FOLD
           fs_own_flush(rows[k], p, n0 + row_in_tile(k), 0);
 #endif
-#if FS_OWN_DEFER_REFRESH
           if (more) pending[k] = __ldcg(p.best + (n0 + row_in_tile(k)) * p.num_samples);
-#else
-          fs_own_refresh_bound(rows[k], p, n0 + row_in_tile(k), 0);
-#endif
         }
       }
-#if FS_OWN_DEFER_REFRESH
       has_pending = more;
-#endif
     }
-    (void)more;
   }
 
   __device__ __forceinline__ void finish(const fs_fused_params& p) {

@@ -92,7 +92,3 @@ __device__ __forceinline__ void fs_own_flush(fs_own_row& r, const fs_fused_param
 __device__ __forceinline__ void fs_own_raise_bound(fs_own_row& r, fs_u64 key) {
   if (r.live && !r.greedy) r.bound = fmaxf(r.bound, fmaxf(fs_candidate_score(key), fs_own_neg_inf()));
 }
-// Raises the row's bound to the best score any block has folded so far.
-__device__ __forceinline__ void fs_own_refresh_bound(fs_own_row& r, const fs_fused_params& p, fs_i64 n, int s) {
-  if (r.live && !r.greedy) fs_own_raise_bound(r, __ldcg(p.best + n * p.num_samples + s));
-}

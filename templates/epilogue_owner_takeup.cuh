@@ -1,9 +1,10 @@
 // epilogue_owner_takeup.cuh: the owner epilogue's rare path (epilogue_owner.cuh):
 // a noise group whose word passed the word test is taken up, its values'
 // approximate scores made, the row's bound raised and the values that may win
-// or tie settled (fs_own_group, serially by the lane that owns the group; or,
-// with FS_OWN_COOP_TAKEUP, by the whole warp, two groups per round:
-// fs_own_coop_takeups). Also the staged tile's loads both paths read.
+// or tie settled: by the whole warp, two groups per round
+// (fs_own_coop_takeups), or, where more than FS_OWN_COOP_MAX of a warp's
+// groups pass at once, serially by the lane that owns each group
+// (fs_own_group). Also the staged tile's loads both paths read.
 //
 // Needs FS_TN, FS_LDL, FS_L_SWZ (see epilogue_owner.cuh); FS_L_VMAJOR 1 when
 // the tile is vocabulary-major in global memory.
@@ -163,8 +164,8 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
   fs_own_settle(r, row, nl, c0, v0, smax, msmax, surv);
 }
 
-// FS_OWN_COOP_TAKEUP 1 (sample_logits.cuh): the warp takes up its passing
-// groups together, up to two per round, one per half-warp: lane t of a half
+// The cooperative take-up (sample_logits since session 63, the fused kernels
+// since session 64): the warp takes up its passing groups together, up to two per round, one per half-warp: lane t of a half
 // scores token t of its group (the group's row state, segment and word
 // shuffled from the lane that owns it; one Philox call per lane), the half
 // reduces the largest approximate score and votes the survivors, and the
@@ -180,14 +181,10 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
 // two groups of one lane in one round are scored against the bound from
 // before the round (a lower threshold: more survivors, each settled as the
 // serial path settles its own).
-#ifndef FS_OWN_COOP_TAKEUP
-#define FS_OWN_COOP_TAKEUP 0
-#endif
 #ifndef FS_OWN_COOP_MAX
 #define FS_OWN_COOP_MAX 8  // passing groups of a warp above which the serial path runs
 #endif
 
-#if FS_OWN_COOP_TAKEUP
 // pass: bit j for this lane's group q0 + j (word in g). Every lane of the warp calls it.
 template <bool WHOLE>
 __device__ __forceinline__ void fs_own_coop_takeups(fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0,
@@ -264,4 +261,3 @@ __device__ __forceinline__ void fs_own_coop_takeups(fs_own_row& r, const float* 
     }
   }
 }
-#endif

@@ -27,9 +27,7 @@
 #define FS_LDL (FS_TV + 4)                // row stride of a staged tile (floats)
 #define FS_L_SWZ false                    // staged row-major, unswizzled
 #define FS_EPI_WARPS (FS_THREADS / 32)    // every warp copies and samples
-#define FS_OWN_DEFER_REFRESH 1            // best keys read after a tile are applied at the next
 #define FS_OWN_WARP_FOLD 1                // a warp's lanes of a row fold one winner between them
-#define FS_OWN_COOP_TAKEUP 1              // a warp takes up its passing groups together, two at a time
 #define FS_LOGITS_STAGE (FS_TN * FS_LDL)  // floats of one staged tile
 static_assert(FS_TV % 4 == 0, "T_V must be a multiple of 4");
 static_assert(FS_STAGES >= 2, "the logits ring needs two stages or more");
