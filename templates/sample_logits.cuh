@@ -18,7 +18,7 @@
 // own, read with scalar loads, and sampled by epilogue.cuh (row parameters
 // and best keys loaded again per tile, one Philox call per noise group):
 // about 1 TB/s of logits at N = 256 on an H200.
-// Prelude macros: FS_TV FS_TN FS_STAGES FS_WARPS_M FS_WARPS_N.
+// Prelude macros: FS_TV FS_TN FS_STAGES FS_WARPS_M FS_WARPS_N; FS_LOGITS_MIN_BLOCKS (optional).
 #pragma once
 #include "fs_params.cuh"
 #include "pipeline.cuh"
@@ -80,7 +80,17 @@ __device__ __forceinline__ void fs_logits_issue(float* stage, const float* logit
   }
 }
 
-extern "C" __global__ void __launch_bounds__(FS_THREADS) fs_fused_kernel(const fs_fused_params p) {
+// FS_LOGITS_MIN_BLOCKS (the generator's, render.cpp: only with one noise
+// group per thread and tile): the blocks per SM shared memory lets run, which
+// ptxas's register cap then lets run too.
+#ifdef FS_LOGITS_MIN_BLOCKS
+static_assert(fs_own_layout::GROUPS == 1, "logits: minimum blocks only with one noise group per thread and tile");
+#define FS_LOGITS_BOUNDS __launch_bounds__(FS_THREADS, FS_LOGITS_MIN_BLOCKS)
+#else
+#define FS_LOGITS_BOUNDS __launch_bounds__(FS_THREADS)
+#endif
+
+extern "C" __global__ void FS_LOGITS_BOUNDS fs_fused_kernel(const fs_fused_params p) {
   extern __shared__ __align__(128) unsigned char fs_smem[];
   float* const ring = reinterpret_cast<float*>(fs_smem);
   const float* const logits = static_cast<const float*>(p.weights);
