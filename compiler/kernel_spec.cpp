@@ -84,6 +84,10 @@ Arch target_arch(Variant variant, Arch device_arch) {
   return device_arch;
 }
 
+Arch compile_arch(Variant variant, Arch spec_arch, Arch device_arch) {
+  return target_arch(variant, is_wgmma(variant) && spec_arch == Arch::sm_90a ? spec_arch : device_arch);
+}
+
 Variant default_variant(DType d) { return d == DType::fp32 ? Variant::simt : Variant::mma_sync; }
 
 std::size_t KernelSpec::shared_bytes() const {

@@ -95,8 +95,7 @@ struct Sampler::Impl {
     }
     // The device's arch, but a wgmma spec keeps sm_90a (it runs on compute capability 9.0 only: elsewhere the
     // launch says so); a forced `sm_90a mma_sync` spec kept sm_90a until session 60 and failed off Hopper.
-    if (!is_wgmma(s.variant) || s.arch != Arch::sm_90a) s.arch = ctx.arch();
-    s.arch = target_arch(s.variant, s.arch);
+    s.arch = compile_arch(s.variant, s.arch, ctx.arch());
     // An sm_90a binary runs on compute capability 9.0 only; a newer GPU
     // (which gets sm_90 PTX) falls back to the portable variants.
     if (s.arch == Arch::sm_90a && !(ctx.cc_major() == 9 && ctx.cc_minor() == 0) && !options.spec)

@@ -40,6 +40,11 @@ Arch arch_for_compute_capability(int major, int minor);
 bool is_wgmma(Variant variant);   // wgmma, wgmma_ws or wgmma_coop
 bool uses_tma(Variant variant);   // wgmma_ws or wgmma_coop: launched with tensor maps of W and H
 Arch target_arch(Variant variant, Arch device_arch);
+// The arch a spec of `spec_arch` (forced or from a tuning table) compiles for
+// on a device of `device_arch`, as the Sampler compiles it: a wgmma spec keeps
+// sm_90a (it runs on compute capability 9.0 only), any other spec takes the
+// device's arch; then target_arch.
+Arch compile_arch(Variant variant, Arch spec_arch, Arch device_arch);
 
 struct KernelSpec {
   int tile_v = 128;  // T_V: vocabulary rows per block

@@ -17,6 +17,21 @@ using namespace fusedsample::testing::kernel_spec_tests;
 
 // wgmma needs the arch-specific sm_90a target: the runtime compiles it for
 // sm_90a on an sm_90 device and leaves every other combination alone.
+// The arch the Sampler compiles a forced or tuned spec for: a wgmma spec keeps
+// sm_90a wherever it runs (off Hopper the launch refuses it), a wgmma spec of
+// another arch and every other spec take the device's (then target_arch): a
+// forced `sm_90a mma_sync` kept sm_90a until session 60 and failed off Hopper.
+TEST(KernelSpec, CompileArch) {
+  EXPECT_EQ(fs::compile_arch(Variant::wgmma_coop, Arch::sm_90a, Arch::sm_90), Arch::sm_90a);
+  EXPECT_EQ(fs::compile_arch(Variant::wgmma_coop, Arch::sm_90a, Arch::sm_80), Arch::sm_90a);
+  EXPECT_EQ(fs::compile_arch(Variant::wgmma, Arch::sm_80, Arch::sm_90), Arch::sm_90a);
+  EXPECT_EQ(fs::compile_arch(Variant::wgmma_ws, Arch::sm_90, Arch::sm_86), Arch::sm_86);
+  EXPECT_EQ(fs::compile_arch(Variant::mma_sync, Arch::sm_90a, Arch::sm_80), Arch::sm_80);
+  EXPECT_EQ(fs::compile_arch(Variant::mma_sync, Arch::sm_90a, Arch::sm_90), Arch::sm_90);
+  EXPECT_EQ(fs::compile_arch(Variant::logits, Arch::sm_80, Arch::sm_90), Arch::sm_90);
+  EXPECT_EQ(fs::compile_arch(Variant::simt, Arch::sm_90, Arch::sm_89), Arch::sm_89);
+}
+
 TEST(KernelSpec, TargetArch) {
   EXPECT_EQ(fs::target_arch(Variant::wgmma, Arch::sm_90), Arch::sm_90a);
   EXPECT_EQ(fs::target_arch(Variant::wgmma, Arch::sm_90a), Arch::sm_90a);

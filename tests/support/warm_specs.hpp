@@ -1,14 +1,13 @@
 // warm_specs.hpp: the forced configs the GPU tests compile (forced_specs of
 // each dtype, the wgmma ones only on compute capability 9.0 as
-// runnable_configs has it; logits_configs), each resolved to the spec a
-// Sampler on a device of that compute capability compiles for it (as
-// Sampler::Impl::spec_for and logits_spec_here resolve a forced spec), without
-// duplicates. FUSEDSAMPLE_TEST_WARM=1 compiles them on every core before the
+// runnable_configs has it; logits_configs), each on the arch a Sampler on a
+// device of that compute capability compiles it for (compile_arch, as
+// Sampler::Impl::spec_for; a logits spec the device's arch, as
+// logits_spec_here), without duplicates. FUSEDSAMPLE_TEST_WARM=1 compiles them on every core before the
 // GPU tests run (tests/runtime/warm_compile_gpu_test.cpp), so that the tests
 // load them from the process memo instead of compiling one at a time: on an
 // H200 a fresh machine's suite spent about 115 s in one test compiling them
-// (BENCHMARKS.md session 64). If the Sampler resolves otherwise one day, the
-// warm-up only misses (the tests compile as before).
+// (BENCHMARKS.md session 64).
 #pragma once
 #include <set>
 #include <string>
@@ -30,8 +29,7 @@ inline std::vector<KernelSpec> warm_specs(int cc_major, int cc_minor) {
   for (DType dtype : {DType::bf16, DType::fp16, DType::fp32})
     for (KernelSpec s : forced_specs(dtype)) {
       if (is_wgmma(s.variant) && !hopper) continue;
-      if (!is_wgmma(s.variant) || s.arch != Arch::sm_90a) s.arch = device;
-      s.arch = target_arch(s.variant, s.arch);
+      s.arch = compile_arch(s.variant, s.arch, device);
       add(s);
     }
   for (const auto& l : logits_configs())
