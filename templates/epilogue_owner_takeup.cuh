@@ -109,6 +109,24 @@ __device__ __forceinline__ void fs_own_settle(fs_own_row& r, const float* row, i
   r.bound = fmaxf(r.bound, r.best);
 }
 
+// Values 4k .. 4k + 3 of the group (column c0, vocabulary index v0, nv of
+// them inside the vocabulary) into sv as approximate scores, unless the
+// lane's group did not pass, the chunk lies past the vocabulary, or its
+// logits cannot reach thr with noise mup (fs_own_chunk_may_reach): false then.
+// Both passes of fs_own_group take the chunks so, against their thresholds.
+__device__ __forceinline__ bool fs_own_chunk_scores(const fs_own_row& r, const float* row, int nl, int c0, fs_i64 v0,
+                                                    int nv, int k, float a, int lead, float mup, float thr, bool pass,
+                                                    float (&sv)[4]) {
+  const float4 l4 = fs_own_load4(row, nl, c0 + 4 * k);
+  if (!pass || 4 * k >= nv || !fs_own_chunk_may_reach(l4, r.inv_tau, mup, thr)) return false;
+  const float4 st = fs_own_approx4(r, v0, l4, a, lead, k);
+  sv[0] = st.x;
+  sv[1] = st.y;
+  sv[2] = st.z;
+  sv[3] = st.w;
+  return true;
+}
+
 // The values of one noise group whose group word passed the word test
 // (pass: this lane's group did; every lane of the warp calls it). Philox for
 // the 16 tokens' words, the approximate noise (gumbel_bound.cuh) and score
@@ -135,10 +153,8 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
   float smax = neg_inf;
 #pragma unroll 1
   for (int k = 0; k < 4; ++k) {
-    const float4 l4 = fs_own_load4(row, nl, c0 + 4 * k);
-    if (!pass || 4 * k >= nv || !fs_own_chunk_may_reach(l4, r.inv_tau, mup, thr0)) continue;
-    const float4 st = fs_own_approx4(r, v0, l4, a, lead, k);
-    const float sv[4] = {st.x, st.y, st.z, st.w};
+    float sv[4];
+    if (!fs_own_chunk_scores(r, row, nl, c0, v0, nv, k, a, lead, mup, thr0, pass, sv)) continue;
 #pragma unroll
     for (int i = 0; i < 4; ++i)
       if (4 * k + i < nv) smax = fmaxf(smax, sv[i]);  // fmaxf drops NaN
@@ -153,10 +169,8 @@ __device__ __forceinline__ void fs_own_group(fs_own_row& r, const float* row, in
   unsigned surv = 0;
 #pragma unroll 1
   for (int k = 0; k < 4; ++k) {
-    const float4 l4 = fs_own_load4(row, nl, c0 + 4 * k);
-    if (!pass || 4 * k >= nv || !fs_own_chunk_may_reach(l4, r.inv_tau, mup, thr)) continue;
-    const float4 st = fs_own_approx4(r, v0, l4, a, lead, k);
-    const float sv[4] = {st.x, st.y, st.z, st.w};
+    float sv[4];
+    if (!fs_own_chunk_scores(r, row, nl, c0, v0, nv, k, a, lead, mup, thr, pass, sv)) continue;
 #pragma unroll
     for (int i = 0; i < 4; ++i)
       if (4 * k + i < nv && sv[i] >= thr) surv |= 1u << (4 * k + i);
