@@ -2,7 +2,7 @@
 // (dtype, arch, batch rows).
 //
 // 1. Grid: tile_v {32, 64, 128, 256} x tile_n {8, ..., 256; rows fitted to a
-//    multiple of 32 between 128 and 256} x tile_d {32, 64,
+//    multiple of 8 between 128 and 256} x tile_d {32, 64,
 //    128} x stages {2..6} x warps {1,2,4,8,12,16,20} x {1,2,4} x every variant except
 //    `logits` (enumerated from the Variant enum, so new variants join on their
 //    own).
@@ -44,12 +44,13 @@ namespace {
 constexpr int kTileV[] = {32, 64, 128, 256};
 constexpr int kTileN[] = {8, 16, 32, 64, 128, 256};
 // The batch tiles tried for `rows`: kTileN, and between 128 and 256 rows also
-// the tile fitted to them (a multiple of 32, what the register epilogue
-// takes): a 256-column tile or two 128-column ones would spend MMAs on rows
-// past N (the buckets 160, 192 and 224, tuning_db.hpp).
+// the tile fitted to them (rounded up to 8, as fit_batch_tile fits the
+// Sampler's: a multiple of 32 until session 65): a 256-column tile or two
+// 128-column ones would spend MMAs on rows past N (the buckets 160, 192 and
+// 224, tuning_db.hpp).
 std::vector<int> tile_ns(std::int64_t rows) {
   std::vector<int> out(std::begin(kTileN), std::end(kTileN));
-  if (rows > 128 && rows < 256) out.push_back(int((rows + 31) / 32 * 32));
+  if (rows > 128 && rows < 256) out.push_back(int((rows + 7) / 8 * 8));
   return out;
 }
 constexpr int kTileD[] = {32, 64, 128};

@@ -111,6 +111,14 @@ KernelSpec fit_shared_memory(const KernelSpec& spec, std::size_t limit) {
                                 limit, spec.shared_bytes()));
 }
 
+KernelSpec fit_batch_tile(const KernelSpec& spec, std::int64_t rows) {
+  if (rows < 1) throw InvalidArgument(fmt::format("fit_batch_tile: rows must be >= 1, not {}", rows));
+  if (!spec.reg_epilogue || spec.cluster != 1 || rows > spec.tile_n) return spec;
+  KernelSpec s = spec;
+  s.tile_n = int(std::max<std::int64_t>(128, (rows + 7) / 8 * 8));
+  return s.tile_n < spec.tile_n && valid(s) ? s : spec;
+}
+
 KernelSpec portable_default_spec(DType dtype, Arch arch, std::int64_t rows) {
   return fit_shared_memory(portable_heuristic(dtype, arch, rows), shared_memory_limit(arch));
 }

@@ -56,6 +56,20 @@ KernelSpec logits_spec(DType dtype, Arch arch, bool large) {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// Module slots per sample bucket: the batch buckets up to 128 rows (0..7),
+// then one per 8 rows of a batch part from 129 to 256 (8..23), where a
+// register-epilogue config's batch tile is fitted to the rows
+// (fit_batch_tile): a part of 129..136 rows runs tile_n 136, and so on.
+constexpr int kFittedFirstSlot = 8;
+constexpr int kModuleSlots = kFittedFirstSlot + 16;
+int module_slot(std::int64_t part_rows) {
+  return part_rows <= 128 ? batch_bucket(part_rows) : kFittedFirstSlot + int((part_rows - 129) / 8);
+}
+// The most rows of a slot's parts: the rows its kernel is picked and fitted for.
+std::int64_t slot_rows(int slot) {
+  return slot < kFittedFirstSlot ? bucket_rows(slot) : 136 + 8 * std::int64_t(slot - kFittedFirstSlot);
+}
+
 // Compile threads of Sampler::reserve: one per core, and at most 8 NVRTC
 // instances (a few hundred MB each) at once in a server process.
 unsigned reserve_compile_threads() { return std::clamp(std::thread::hardware_concurrency(), 1u, 8u); }
@@ -67,8 +81,8 @@ struct Sampler::Impl {
   runtime::Context ctx;
   std::mutex mu;  // guards modules and the workspace on the slow paths
   std::map<std::string, std::unique_ptr<runtime::LoadedModule>> modules;
-  // [sample_bucket()][batch_bucket()]
-  std::array<std::array<std::atomic<runtime::LoadedModule*>, kNumBatchBuckets>, kNumSampleBuckets> by_bucket{};
+  // [sample_bucket()][module_slot()]
+  std::array<std::array<std::atomic<runtime::LoadedModule*>, kModuleSlots>, kNumSampleBuckets> by_slot{};
   std::array<std::atomic<runtime::LoadedModule*>, 2> logits_modules{};  // [rows > kLogitsSmallRows]
   // Counters and candidates (zero between launches), and apart from them the
   // staged logits and stream-K partial sums (written and read within a
@@ -84,8 +98,14 @@ struct Sampler::Impl {
 
   // A forced spec, else the tuning database (this GPU and shape, this GPU's
   // closest tuned shape, its architecture, then the built-in default:
-  // tuned_spec). Called once per batch bucket and sample bucket.
-  KernelSpec spec_for(std::int64_t rows, int samples) const {
+  // tuned_spec) for the bucket of a batch part of part_rows rows, its batch
+  // tile fitted to them (fit_batch_tile). Called once per module slot and
+  // sample bucket.
+  KernelSpec spec_for(std::int64_t part_rows, int samples) const {
+    const KernelSpec s = bucket_spec(bucket_rows(batch_bucket(part_rows)), samples);
+    return options.spec ? s : fit_batch_tile(s, part_rows);
+  }
+  KernelSpec bucket_spec(std::int64_t rows, int samples) const {
     KernelSpec s;
     if (options.spec) {
       s = *options.spec;
@@ -140,17 +160,17 @@ struct Sampler::Impl {
     }
   }
 
-  // The module of sample bucket sb and batch bucket b (loaded on first use;
+  // The module of sample bucket sb and module slot k (loaded on first use;
   // not while `stream` is being captured: until session 40 a capture of a
   // bucket reserve() had not covered compiled and loaded its module inside
-  // the capture).
-  runtime::LoadedModule* module_for(int sb, int b, Stream stream = nullptr) {
-    auto& slot = by_bucket[sb][b];
+  // the capture). Slots whose specs are the same share one module (load).
+  runtime::LoadedModule* module_for(int sb, int k, Stream stream = nullptr) {
+    auto& slot = by_slot[sb][k];
     if (runtime::LoadedModule* m = slot.load(std::memory_order_acquire)) return m;
     refuse_during_capture(stream, fmt::format("the kernel for up to {} rows and {} samples per row is not loaded yet",
-                                              bucket_rows(b), bucket_samples(sb)));
+                                              slot_rows(k), bucket_samples(sb)));
     std::lock_guard<std::mutex> lock(mu);
-    if (!slot.load()) slot.store(load(spec_for(bucket_rows(b), bucket_samples(sb))), std::memory_order_release);
+    if (!slot.load()) slot.store(load(spec_for(slot_rows(k), bucket_samples(sb))), std::memory_order_release);
     return slot.load();
   }
 
@@ -340,13 +360,14 @@ KernelSpec Sampler::spec_for(std::int64_t rows, int num_samples) const {
   if (rows < 1 || num_samples < 1)
     throw InvalidArgument(
         fmt::format("spec_for({}, {}): rows and num_samples must be >= 1", rows, num_samples));
-  return impl_->spec_for(bucket_rows(batch_bucket(rows)), bucket_samples(sample_bucket(num_samples)));
+  return impl_->spec_for(slot_rows(module_slot(batch_part_rows(rows))), bucket_samples(sample_bucket(num_samples)));
 }
 
 void Sampler::sample(const SampleArgs& args, Stream stream) {
   runtime::check_args(impl_->options, args);
   const runtime::KeepCallerContext keep(impl_->ctx);  // the Sampler's context, the caller's again on return
-  runtime::LoadedModule& m = *impl_->module_for(sample_bucket(args.num_samples), batch_bucket(args.rows), stream);
+  runtime::LoadedModule& m =
+      *impl_->module_for(sample_bucket(args.num_samples), module_slot(batch_part_rows(args.rows)), stream);
   impl_->launch(m, args.weights, args.hidden_states, args, runtime::buffer_needs(impl_->options, args), stream);
 }
 
@@ -360,27 +381,28 @@ void Sampler::sample_logits(const float* logits, const SampleArgs& args, Stream 
 void Sampler::reserve(std::int64_t rows, int num_samples) {
   runtime::check_reserve(rows, num_samples);
   const runtime::KeepCallerContext keep(impl_->ctx);  // the Sampler's context, the caller's again on return
-  // Every bucket's module (each batch bucket of up to `rows` rows with each
-  // sample bucket of up to `num_samples`), and room for the largest staging
-  // any of them needs (a launch never uses more blocks than fit at once). A
-  // batch past 256 rows uses the bucket of its parts (batch_part_rows):
-  // batch_bucket_max.
+  // Every module slot's module (each batch bucket, and each fitted batch
+  // tile, of up to `rows` rows with each sample bucket of up to
+  // `num_samples`), and room for the largest staging any of them needs (a
+  // launch never uses more blocks than fit at once). A batch past 256 rows
+  // uses the slot of its parts (batch_part_rows), which may be any of 1..256 rows.
   // Their distinct specs are compiled first, in parallel (NVRTC is thread
   // safe; each lands in the process memo and the disk cache), so a cold
   // reserve takes about its slowest compile rather than the sum of up to
   // kNumSampleBuckets x kNumBatchBuckets of them. A spec that fails is
   // compiled again below, which throws its error.
+  const int last_slot = module_slot(std::min(rows, kMaxBucketRows));
   std::vector<KernelSpec> specs;
   for (int sb = 0; sb <= sample_bucket(num_samples); ++sb)
-    for (int b = 0; b <= batch_bucket_max(rows); ++b) {
-      const KernelSpec s = impl_->spec_for(bucket_rows(b), bucket_samples(sb));
+    for (int k = 0; k <= last_slot; ++k) {
+      const KernelSpec s = impl_->spec_for(slot_rows(k), bucket_samples(sb));
       if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
     }
   compile_all(specs, reserve_compile_threads());
   std::size_t staging = 0;
   for (int sb = 0; sb <= sample_bucket(num_samples); ++sb)
-    for (int b = 0; b <= batch_bucket_max(rows); ++b) {
-      runtime::LoadedModule& m = *impl_->module_for(sb, b);
+    for (int k = 0; k <= last_slot; ++k) {
+      runtime::LoadedModule& m = *impl_->module_for(sb, k);
       staging = std::max(staging, Impl::staging_bytes(m.spec(), m.resident_blocks()));
     }
   impl_->module_for_logits(false);

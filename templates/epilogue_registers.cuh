@@ -1,10 +1,11 @@
 // epilogue_registers.cuh: Gumbel-max straight from a wgmma_coop consumer's
 // accumulators (spec token "re"), no staged logits. The tile is 128 to 256
-// batch columns wide, a multiple of 32 (fs_re_tile_n_ok): consumer thread t
-// makes the group words of column t and, for T_N > 128, of column t + 128
-// where that is below T_N (fs_re_cols, fs_re_owns). A batch tile fitted to
-// the batch (T_N = 160, 192, 224) spares the MMAs of rows past N: their
-// boxes are also the copy engine's out-of-bounds fill, which is slow
+// batch columns wide, a multiple of 8 (fs_re_tile_n_ok: wgmma's N step):
+// consumer thread t makes the group words of column t and, for T_N > 128, of
+// column t + 128 where that is below T_N (fs_re_cols, fs_re_owns). A batch
+// tile fitted to the batch (the buckets' T_N = 160, 192, 224, and at run time
+// the batch rounded up to 8: fit_batch_tile) spares the MMAs of rows past N:
+// their boxes are also the copy engine's out-of-bounds fill, which is slow
 // (BENCHMARKS.md, session 34).
 //
 // Layout of a 64-row block of m64nT_N accumulators (wgmma_ops.cuh): warp wq
@@ -89,28 +90,44 @@ __device__ __forceinline__ void fs_re_halve(float (&m)[8], int lane) {
   }
 }
 
-// The column (0..T_N-1) whose group maximum a lane ends with in lmax[h]: chunk h
-// holds accumulator column groups j = 4h .. 4h + 3, whose 8 (j, e) columns
-// the three halvings leave one to a lane, q = 4 b2 + 2 b3 + b4 (b: lane bits).
+// The column whose group maximum a lane ends with in lmax[h]: chunk h holds
+// accumulator column groups j = 4h .. 4h + 3, whose 8 (j, e) columns the
+// three halvings leave one to a lane, q = 4 b2 + 2 b3 + b4 (b: lane bits).
+// Where T_N is not a multiple of 32 the last chunk has fewer column groups
+// and the lanes of the missing ones get a column past T_N (fs_re_column_ok).
 __device__ __forceinline__ int fs_re_column(int lane, int h) {
   const int q = ((lane >> 2) & 1) * 4 + ((lane >> 3) & 1) * 2 + ((lane >> 4) & 1);
   return 8 * (4 * h + (q >> 1)) + 2 * (lane & 3) + (q & 1);
+}
+// Whether fs_re_column(lane, h) is a column of the tile: always in a whole
+// chunk (decided at compile time, h and TN being constants in the unrolled
+// loops), in a partial last chunk only below T_N.
+template <int TN>
+__device__ __forceinline__ bool fs_re_column_ok(int col, int h) {
+  return 32 * (h + 1) <= TN || col < TN;
 }
 
 // The group maxima of one 64-row block's accumulators: lmax[h] of column
 // fs_re_column(lane, h) over the warp's 16 rows. In chunks of 32 columns
 // (7 shuffles each, 28 per 128 columns), so that only 8 values are held
-// beside the accumulators.
+// beside the accumulators; a partial last chunk (T_N % 32 = 8, 16 or 24)
+// fills its missing column groups with -inf, which its lanes of them keep.
 template <int NACC>
-__device__ __forceinline__ void fs_re_group_max(const float (&acc)[NACC], float (&lmax)[NACC / 16], int lane) {
-  static_assert(NACC % 16 == 0 && NACC >= 64 && NACC <= 128, "epilogue_registers: 128 to 256 batch columns, 32 at a time");
+__device__ __forceinline__ void fs_re_group_max(const float (&acc)[NACC], float (&lmax)[(NACC + 15) / 16], int lane) {
+  static_assert(NACC % 4 == 0 && NACC >= 64 && NACC <= 128, "epilogue_registers: 128 to 256 batch columns, 8 at a time");
+  constexpr int J = NACC / 4;  // accumulator column groups of 8 columns
 #pragma unroll
-  for (int h = 0; h < NACC / 16; ++h) {
+  for (int h = 0; h < (NACC + 15) / 16; ++h) {
     float m[8];
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) m[2 * j + e] = fmaxf(acc[4 * (4 * h + j) + e], acc[4 * (4 * h + j) + e + 2]);
+      for (int e = 0; e < 2; ++e) {
+        if (4 * h + j < J)
+          m[2 * j + e] = fmaxf(acc[4 * (4 * h + j) + e], acc[4 * (4 * h + j) + e + 2]);
+        else
+          m[2 * j + e] = fs_own_neg_inf();
+      }
     fs_re_halve<4, 4>(m, lane);
     fs_re_halve<2, 8>(m, lane);
     fs_re_halve<1, 16>(m, lane);
@@ -241,9 +258,9 @@ template <int MI, int NACC, int TN>
 __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fused_params& p, fs_i64 v0, fs_i64 n0,
                                            unsigned char* buf, int c, int wq, int lane, bool leads,
                                            fs_re_col<MI> (&rc)[fs_re_cols(TN)]) {
-  static_assert(fs_re_tile_n_ok(TN) && NACC == TN / 2, "epilogue_registers: T_N a multiple of 32 from 128 to 256");
+  static_assert(fs_re_tile_n_ok(TN) && NACC == TN / 2, "epilogue_registers: T_N a multiple of 8 from 128 to 256");
   constexpr int Q = fs_re_cols(TN);  // column slots per consumer thread: tid + 128 q (fs_re_owns)
-  constexpr int H = NACC / 16;    // group maxima per lane and 64-row block
+  constexpr int H = (NACC + 15) / 16;  // group maxima per lane and 64-row block (the last of a partial chunk)
   const fs_re_smem<MI, TN> sm(buf);
   fs_u32* const words = sm.words;
   float* const info = sm.info;
@@ -334,8 +351,11 @@ __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fuse
     for (int mi = 0; mi < MI; ++mi) pend[mi] = 0;
 #pragma unroll
     for (int k = 0; k < H; ++k) {
-      const int col = fs_re_column(lane, k);
-      const float kc = info[2 * TN + col], b = info[TN + col];
+      // A lane of a partial chunk's missing columns tests nothing (its group
+      // maxima are -inf) and reads column 0's slots instead of past T_N.
+      const bool ok = fs_re_column_ok<TN>(fs_re_column(lane, k), k);
+      const int col = ok ? fs_re_column(lane, k) : 0;
+      const float kc = ok ? info[2 * TN + col] : (float)FS_RE_DEAD, b = info[TN + col];
       const bool sampled = kc == (float)FS_RE_SAMPLED, greedy = kc == (float)FS_RE_GREEDY;
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {

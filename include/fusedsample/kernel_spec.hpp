@@ -67,7 +67,7 @@ struct KernelSpec {
   // per block; templates/stream_k.cuh), so no block runs a tile more than
   // another ("sk" in the spec text; absent when false).
   bool stream_k = false;
-  // wgmma_coop only, T_N a multiple of 32 from 128 to 256 (at most 128
+  // wgmma_coop only, T_N from 128 to 256 (a multiple of 8; at most 128
   // accumulators per consumer thread: tv256 takes only tn128), w12x1, without
   // l2 (clusters or stream-K allowed): no epilogue warps and no staged logits; the
   // consumers sample each tile straight from their accumulators
@@ -140,6 +140,17 @@ std::size_t shared_memory_limit(Arch arch);
 // 2), valid for its variant. Throws Unsupported naming the spec and the limit
 // when none fits. (compiler/default_spec.cpp)
 KernelSpec fit_shared_memory(const KernelSpec& spec, std::size_t limit);
+
+// `spec` with its batch tile fitted to a batch (or a batch's part,
+// batch_part_rows) of `rows` rows: a register-epilogue spec (re, without
+// clusters) whose one batch tile covers the rows (rows <= tile_n) gets
+// tile_n = the rows rounded up to a multiple of 8 (wgmma's N step), at least
+// 128 (what re takes); any other spec is returned as it is. A bucket's tuned
+// tile (160, 192, 224, 256) stands for every batch of its 32 rows: until
+// session 65 a batch of N = 162 multiplied 192 rows (the Sampler fits what
+// it is not forced to run). Throws InvalidArgument for rows < 1.
+// (compiler/default_spec.cpp)
+KernelSpec fit_batch_tile(const KernelSpec& spec, std::int64_t rows);
 
 // The built-in heuristic spec for (dtype, arch, batch rows), fitted to
 // shared_memory_limit(arch). On sm_90/sm_90a (Hopper) bf16/fp16 get the

@@ -371,6 +371,13 @@ TEST(SearchSpace, OffersBatchTilesFittedToTheRowsBetweenBuckets) {
     wide.tile_n = 256;
     EXPECT_LT(fs::estimated_cost(*fitted, rows, 0), fs::estimated_cost(wide, rows, 0)) << fitted->to_string();
   }
+  // Other rows: the rows rounded up to 8 (fit_batch_tile's tiles; 32 until session 65).
+  for (int rows : {162, 200}) {
+    const auto specs = fs::search_space(DType::bf16, Arch::sm_90, rows, capped);
+    EXPECT_TRUE(std::any_of(specs.begin(), specs.end(), [&](const fs::KernelSpec& s) {
+      return s.reg_epilogue && s.tile_n == (rows + 7) / 8 * 8;
+    })) << rows;
+  }
   fs::SearchSpaceOptions all;
   all.max_candidates = 100000;
   for (int rows : {128, 256})

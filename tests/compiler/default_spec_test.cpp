@@ -1,9 +1,11 @@
 // default_spec_test.cpp: fitting a spec to a GPU's shared memory
 // (fit_shared_memory, compiler/default_spec.cpp), which the defaults and the
-// runtime's spec choice go through.
+// runtime's spec choice go through, and a register-epilogue spec's batch tile
+// to the batch (fit_batch_tile).
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "fusedsample/errors.hpp"
 #include "fusedsample/kernel_spec.hpp"
@@ -57,6 +59,47 @@ TEST(FitSharedMemory, NothingFitsNamesTheSpecAndTheLimit) {
   const KernelSpec s = KernelSpec::parse("bf16 sm_90 mma_sync tv128 tn64 td64 s3 w4x2");
   expect_error<fs::Unsupported>([&] { fs::fit_shared_memory(s, 4096); }, {"tv128 tn64 td64 s3", "4096", "107520"},
                                 "4 KiB");
+}
+
+// A register-epilogue spec whose one batch tile covers the batch gets the
+// batch rounded up to 8 rows, at least 128: the H200 table's bucket 192
+// (tn192) at N = 161..168 runs tn168, not 192 rows (session 65).
+TEST(FitBatchTile, RegisterEpilogueTileShrinksToTheRowsRoundedUpTo8) {
+  const KernelSpec s = KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn192 td64 s4 w12x1 sk re");
+  for (std::int64_t rows : {161, 162, 167, 168}) EXPECT_EQ(fs::fit_batch_tile(s, rows).tile_n, 168) << rows;
+  EXPECT_EQ(fs::fit_batch_tile(s, 169).tile_n, 176);
+  EXPECT_EQ(fs::fit_batch_tile(s, 185).tile_n, 192);
+  EXPECT_EQ(fs::fit_batch_tile(s, 192), s);
+  EXPECT_EQ(fs::fit_batch_tile(s, 130).tile_n, 136);
+  // Never below 128 (re's narrowest tile), and everything else of the spec kept.
+  for (std::int64_t rows : {1, 64, 128}) EXPECT_EQ(fs::fit_batch_tile(s, rows).tile_n, 128) << rows;
+  KernelSpec want = s;
+  want.tile_n = 152;
+  EXPECT_EQ(fs::fit_batch_tile(s, 150), want);
+  for (std::int64_t rows = 1; rows <= 192; ++rows) EXPECT_NO_THROW(fs::fit_batch_tile(s, rows).validate()) << rows;
+}
+
+// Other specs run as they are: a tile that does not cover the batch (several
+// batch tiles: the small shape's N = 256 in 2 x 128), no register epilogue, a
+// cluster (its H slices are cut from the tuned tile), and tiles already at 128.
+TEST(FitBatchTile, OtherSpecsUnchanged) {
+  for (const char* text : {"bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re",
+                           "bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 re pp",
+                           "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 l2",
+                           "bf16 sm_90a wgmma_coop tv128 tn192 td64 s3 w12x1 c2 re",
+                           "bf16 sm_90a wgmma tv256 tn128 td64 s3 w8x1", "bf16 sm_90 mma_sync tv128 tn64 td64 s3 w4x2"}) {
+    const KernelSpec s = KernelSpec::parse(text);
+    for (std::int64_t rows : {1, 100, 129, 200, 256, 300}) EXPECT_EQ(fs::fit_batch_tile(s, rows), s) << text << " " << rows;
+  }
+  const KernelSpec wide = KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 sk re");
+  EXPECT_EQ(fs::fit_batch_tile(wide, 257), wide) << "more rows than the tile: several tiles";
+  EXPECT_EQ(fs::fit_batch_tile(wide, 250).tile_n, 256);
+  EXPECT_EQ(fs::fit_batch_tile(wide, 225).tile_n, 232);
+}
+
+TEST(FitBatchTile, RowsBelowOneAreRejected) {
+  const KernelSpec s = KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn192 td64 s4 w12x1 re");
+  for (std::int64_t rows : {0, -1}) expect_error<fs::InvalidArgument>([&] { fs::fit_batch_tile(s, rows); }, {"rows"}, "rows < 1");
 }
 
 }  // namespace

@@ -3,10 +3,13 @@
 // serialization advisory is read for the kernel it names. No GPU needed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "compiler/parallel_compile.hpp"
 #include "fusedsample/compiler.hpp"
 #include "fusedsample/kernel_spec.hpp"
 #include "fusedsample/tuning_db.hpp"
@@ -58,6 +61,31 @@ TEST(KernelResources, ShippedSpecsDoNotSpill) {
   }
   // A kernel the module does not contain has no report.
   EXPECT_FALSE(fs::kernel_resources(*fs::compile_kernel(fs::default_spec(DType::bf16, Arch::sm_80, 1)), "no_such_kernel"));
+}
+
+// The batch tiles the Sampler fits the tables' register-epilogue winners to
+// (fit_batch_tile: any multiple of 8 from 136 to 256) spill nothing either,
+// and keep their MMAs unserialized. Per bf16 winner its three widest fitted
+// tiles (the most accumulators below its own; the group maxima's last chunk
+// with 3, 2 and 1 of its column groups); fp16 compiles to the same registers.
+TEST(KernelResources, FittedBatchTilesDoNotSpill) {
+  std::vector<KernelSpec> fitted;
+  for (const auto& e : fs::builtin_tuning_db().entries())
+    if (const auto* b = e.best()) {
+      const KernelSpec s = fs::KernelSpec::parse(b->spec);
+      if (s.dtype != DType::bf16 || !s.reg_epilogue || s.tile_n <= 128) continue;
+      for (int less : {8, 16, 24}) {
+        const KernelSpec f = fs::fit_batch_tile(s, s.tile_n - less);
+        if (f != s && std::find(fitted.begin(), fitted.end(), f) == fitted.end()) fitted.push_back(f);
+      }
+    }
+  EXPECT_GE(fitted.size(), 12u) << "the tables' buckets 160-256 lost their register-epilogue winners";
+  for (const fs::CompileOutcome& c : fs::compile_all(fitted)) {
+    SCOPED_TRACE(c.spec.to_string());
+    ASSERT_TRUE(c.ok) << c.error;
+    EXPECT_EQ(c.spill_bytes, 0);
+    EXPECT_FALSE(c.wgmma_serialized);
+  }
 }
 
 // ptxas's C7515 advisory (it serialized a kernel's wgmma instructions: a

@@ -113,9 +113,10 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   // per consumer: words and lead noise [1][4][256], 3 x 256 row values, seeds and offsets
   EXPECT_EQ(wide.shared_bytes(),
             std::size_t(4) * (128 + 256) * 64 * 2 + 4 * 16 + 16 + 2 * ((2 * 4 + 3) * 256 * 4 + 2 * 256 * 8) + 1024);
-  // Batch tiles fitted to 129-255 rows: T_N a multiple of 32 between 128 and 256 (160 accumulators per consumer
-  // thread at tv256: too many), not other multiples of 8.
-  for (int tn : {160, 192, 224}) {
+  // Batch tiles fitted to 129-255 rows: T_N a multiple of 8 between 128 and 256 (wgmma's N step; a multiple of 32
+  // until session 65), at tv128 only (tv256: more than 128 accumulators per consumer thread). Below 128 each
+  // consumer thread would own no column (one per thread and 128 threads).
+  for (int tn : {136, 144, 160, 168, 192, 200, 224, 248}) {
     KernelSpec fitted = wide;
     fitted.tile_n = tn;
     expect_valid_text(fitted, fmt::format("bf16 sm_90a wgmma_coop tv128 tn{} td64 s4 w12x1 re", tn));
@@ -123,10 +124,10 @@ TEST(KernelSpec, RegisterEpilogueToken) {
     fitted.stages = 2;
     expect_error<fs::InvalidArgument>([&] { fitted.validate(); }, {"128 accumulators"}, "re tv256 fitted");
   }
-  for (int tn : {136, 144, 200, 96}) {
-    KernelSpec odd = wide;
-    odd.tile_n = tn;
-    expect_error<fs::InvalidArgument>([&] { odd.validate(); }, {"register epilogue", "multiple of 32"},
+  for (int tn : {96, 120}) {
+    KernelSpec narrow = wide;
+    narrow.tile_n = tn;
+    expect_error<fs::InvalidArgument>([&] { narrow.validate(); }, {"register epilogue", "from 128 to 256"},
                                       fmt::format("re tn{}", tn));
   }
   KernelSpec wide256 = wide;  // 256 accumulators per consumer thread

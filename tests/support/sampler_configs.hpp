@@ -103,6 +103,11 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_coop_spec(dtype, 128, 160, 4, 12, 1, 64, false, false, true),
           make_wgmma_coop_spec(dtype, 128, 224, 4, 12, 1, 64, false, true, true),
           make_wgmma_coop_spec(dtype, 128, 192, 3, 12, 2, 64, false, false, true),
+          // and to any multiple of 8 (fit_batch_tile, session 65): the group maxima's last 32-column chunk with 1,
+          // 2 or 3 of its 4 column groups (T_N = 136, 176, 248), alone, with stream-K, in a cluster (H whole)
+          make_wgmma_coop_spec(dtype, 128, 136, 4, 12, 1, 64, false, false, true),
+          make_wgmma_coop_spec(dtype, 128, 176, 4, 12, 1, 64, false, true, true),
+          make_wgmma_coop_spec(dtype, 128, 248, 3, 12, 2, 64, false, false, true),
           // ping-pong (each consumer whole tiles in turn), with the register epilogue
           make_wgmma_coop_spec(dtype, 128, 128, 6, 12, 1, 64, false, false, true, true),
           make_wgmma_coop_spec(dtype, 128, 128, 4, 12, 2, 64, false, false, true, true),
