@@ -119,6 +119,14 @@ KernelSpec fit_batch_tile(const KernelSpec& spec, std::int64_t rows) {
   return s.tile_n < spec.tile_n && valid(s) ? s : spec;
 }
 
+std::optional<KernelSpec> grow_batch_tile(const KernelSpec& spec, std::int64_t rows) {
+  if (!spec.reg_epilogue || spec.cluster != 1 || rows <= spec.tile_n || rows > 256) return std::nullopt;
+  KernelSpec s = spec;
+  s.tile_n = int((rows + 7) / 8 * 8);
+  if (!valid(s)) return std::nullopt;
+  return s;
+}
+
 KernelSpec portable_default_spec(DType dtype, Arch arch, std::int64_t rows) {
   return fit_shared_memory(portable_heuristic(dtype, arch, rows), shared_memory_limit(arch));
 }

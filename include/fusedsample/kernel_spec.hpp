@@ -152,6 +152,15 @@ KernelSpec fit_shared_memory(const KernelSpec& spec, std::size_t limit);
 // (compiler/default_spec.cpp)
 KernelSpec fit_batch_tile(const KernelSpec& spec, std::int64_t rows);
 
+// `spec` with its one batch tile grown to a batch of `rows` rows, or nothing:
+// a register-epilogue spec (re, without clusters) of tile_n < rows gets
+// tile_n = the rows rounded up to 8 where that is at most 256 and the spec
+// stays valid (accumulators, shared memory of its arch). The Sampler runs a
+// batch nearer the bucket below its own with that bucket's winner grown to
+// it, where the winner is one such tile (runtime/sampler.cpp).
+// (compiler/default_spec.cpp)
+std::optional<KernelSpec> grow_batch_tile(const KernelSpec& spec, std::int64_t rows);
+
 // The built-in heuristic spec for (dtype, arch, batch rows), fitted to
 // shared_memory_limit(arch). On sm_90/sm_90a (Hopper) bf16/fp16 get the
 // wgmma variant with arch sm_90a.

@@ -102,4 +102,31 @@ TEST(FitBatchTile, RowsBelowOneAreRejected) {
   for (std::int64_t rows : {0, -1}) expect_error<fs::InvalidArgument>([&] { fs::fit_batch_tile(s, rows); }, {"rows"}, "rows < 1");
 }
 
+// The bucket below's one re tile grown to a batch nearer it: the H200's
+// small-shape bucket 224 winner at N = 225-240 (session 65). Never past 256
+// rows, never a spec that would not be valid (tv256: more than 128
+// accumulators), never other specs.
+TEST(GrowBatchTile, RegisterEpilogueTileGrowsToTheRowsRoundedUpTo8) {
+  const KernelSpec s = KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn224 td64 s4 w12x1 re");
+  for (std::int64_t rows : {225, 231, 232}) {
+    const auto g = fs::grow_batch_tile(s, rows);
+    ASSERT_TRUE(g.has_value()) << rows;
+    KernelSpec want = s;
+    want.tile_n = 232;
+    EXPECT_EQ(*g, want) << rows;
+  }
+  EXPECT_EQ(fs::grow_batch_tile(s, 256)->tile_n, 256);
+  for (std::int64_t rows : {1, 200, 224, 257})
+    EXPECT_FALSE(fs::grow_batch_tile(s, rows).has_value()) << rows;
+  for (const char* text : {"bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re",
+                           "bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 re pp",
+                           "bf16 sm_90a wgmma_coop tv128 tn192 td64 s3 w12x1 c2 re",
+                           "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w16x1", "bf16 sm_90a wgmma tv256 tn128 td64 s3 w8x1"})
+    EXPECT_FALSE(fs::grow_batch_tile(KernelSpec::parse(text), 200).has_value()) << text;
+  // Deeper stages that no longer fit in shared memory with the wider tile: nothing.
+  const KernelSpec deep = KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn160 td64 s5 w12x1 re");
+  EXPECT_TRUE(fs::grow_batch_tile(deep, 176).has_value());
+  EXPECT_FALSE(fs::grow_batch_tile(deep, 256).has_value());
+}
+
 }  // namespace

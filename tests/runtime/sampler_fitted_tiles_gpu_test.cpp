@@ -1,9 +1,11 @@
 // sampler_fitted_tiles_gpu_test.cpp: the Sampler fits a register-epilogue
 // table winner's batch tile to the batch (fit_batch_tile, session 65): a
 // batch of 129..256 rows (or a part of a larger batch) runs tile_n = its rows
-// rounded up to 8, not the bucket's 160, 192, 224 or 256. Each fitted spec
-// the tables give on this GPU, forced on a small head, draws the CPU
-// reference's tokens.
+// rounded up to 8, not the bucket's 160, 192, 224 or 256; where the bucket's
+// winner has several batch tiles, a batch nearer the bucket below runs that
+// bucket's one re tile grown to it (grow_batch_tile).
+// Each fitted or grown spec the tables give on this GPU, forced on a small
+// head, draws the CPU reference's tokens.
 //
 // Inputs are random (a fresh seed per test, printed; replay a failure with
 // FUSEDSAMPLE_TEST_SEED=<seed>).
@@ -13,6 +15,7 @@
 #include <cmath>
 #include <utility>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -36,7 +39,8 @@ using testing::to_device;
 using namespace testing::exactness_tests;
 
 // Sampler::spec_for(N) is the table's answer for N's bucket fitted to N's
-// part (batch_part_rows), for every N of the record shapes from 129 to 520;
+// part (batch_part_rows), or the bucket below's grown to it, for every N of
+// the record shapes from 129 to 520;
 // on a GPU with register-epilogue entries (H100, H200) some are fitted, and
 // each distinct fitted spec samples the reference's tokens at N = T_N - 5
 // (one batch tile, its last rows past N) and N = 2 T_N - 3 (two tiles).
@@ -52,17 +56,22 @@ TEST(ExactnessFittedTiles, TableSpecsFittedToTheBatchMatchReference) {
     Sampler table(testing::sampler_options(V, d, dtype));
     for (std::int64_t n = 129; n <= 520; ++n) {
       const std::int64_t part = batch_part_rows(n);
-      const KernelSpec bucket = tuned_spec(id, dtype, V, d, bucket_rows(batch_bucket(n)), arch, 1).spec;
+      const int b = batch_bucket(n);
+      const KernelSpec bucket = tuned_spec(id, dtype, V, d, bucket_rows(b), arch, 1).spec;
       if (!testing::spec_runs_here(bucket)) continue;  // the Sampler's portable fallback
-      KernelSpec want = fit_batch_tile(bucket, part);
+      // A part whose bucket winner has several batch tiles and that is nearer the bucket below runs that
+      // bucket's one re tile grown to it, where there is one.
+      const std::int64_t below = bucket_rows(b - 1);
+      std::optional<KernelSpec> grown;
+      if (part > 128 && bucket.tile_n < part && 2 * (part - below) <= bucket_rows(b) - below)
+        grown = grow_batch_tile(tuned_spec(id, dtype, V, d, below, arch, 1).spec, part);
+      KernelSpec want = grown ? *grown : fit_batch_tile(bucket, part);
       const KernelSpec k = table.spec_for(n);
       want.arch = k.arch;
       ASSERT_EQ(k, want) << k.to_string() << " for N=" << n << " (part " << part << ")";
-      if (k.reg_epilogue && part > 128) {
-        EXPECT_EQ(k.tile_n, part <= bucket.tile_n ? std::max<std::int64_t>(128, (part + 7) / 8 * 8) : bucket.tile_n)
-            << k.to_string() << " for N=" << n;
-      }
-      if (k.tile_n != bucket.tile_n) fitted.insert(k.to_string());
+      if (k.reg_epilogue && part > 128 && k.tile_n >= part)
+        EXPECT_EQ(k.tile_n, std::max<std::int64_t>(128, (part + 7) / 8 * 8)) << k.to_string() << " for N=" << n;
+      if (k.tile_n != bucket.tile_n || grown) fitted.insert(k.to_string());
     }
   }
   if (fitted.empty()) GTEST_SKIP() << "no register-epilogue table entry to fit on " << dev.name;
