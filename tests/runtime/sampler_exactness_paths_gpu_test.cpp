@@ -159,9 +159,7 @@ TEST(ExactnessStreamK, CutTilesMatchReference) {
 TEST(ExactnessTunedSamples, SampleBucketSpecsMatchReference) {
   FS_REQUIRE_GPU();
   testing::use_process_context();
-  const DeviceInfo dev = list_devices()[0];
-  const DeviceIdentity id{dev.name, dev.multiprocessors, dev.cc_major, dev.cc_minor};
-  const Arch arch = arch_for_compute_capability(dev.cc_major, dev.cc_minor);
+  const auto [dev, id, arch] = testing::test_device();
   std::set<std::pair<std::int64_t, std::int64_t>> shapes;
   for (const auto& e : builtin_tuning_db().entries())
     if (e.key.samples_bucket > 0) shapes.emplace(e.key.vocab, e.key.d_model);

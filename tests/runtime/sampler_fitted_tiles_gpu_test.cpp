@@ -47,9 +47,7 @@ using namespace testing::exactness_tests;
 TEST(ExactnessFittedTiles, TableSpecsFittedToTheBatchMatchReference) {
   FS_REQUIRE_GPU();
   testing::use_process_context();
-  const DeviceInfo dev = list_devices()[0];
-  const DeviceIdentity id{dev.name, dev.multiprocessors, dev.cc_major, dev.cc_minor};
-  const Arch arch = arch_for_compute_capability(dev.cc_major, dev.cc_minor);
+  const auto [dev, id, arch] = testing::test_device();
   const DType dtype = DType::bf16;
   std::set<std::string> fitted;
   for (const auto& [V, d] : {std::pair<std::int64_t, std::int64_t>{151936, 4096}, {128256, 8192}}) {

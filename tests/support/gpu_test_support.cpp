@@ -32,4 +32,10 @@ std::vector<std::uint8_t> random_storage(DType dtype, std::size_t n, double stdd
   return out;
 }
 
+TestDevice test_device() {
+  const DeviceInfo dev = list_devices().at(0);
+  return {dev, DeviceIdentity{dev.name, dev.multiprocessors, dev.cc_major, dev.cc_minor},
+          arch_for_compute_capability(dev.cc_major, dev.cc_minor)};
+}
+
 }  // namespace fusedsample::testing
