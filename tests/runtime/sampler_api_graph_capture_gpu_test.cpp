@@ -11,6 +11,7 @@
 #include <functional>
 #include <utility>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -290,6 +291,35 @@ TEST_F(SamplerApiGpu, ColdBucketDuringCaptureThrows) {
     FS_CU(cuStreamSynchronize(stream.s));
     expect_all_in_range(from_device<std::int64_t>(out, n), pb.V, name);
   }
+}
+
+// reserve(rows) loads every module slot a batch of up to `rows` rows may use:
+// the batch buckets up to 128 rows and above them one slot per 8 rows of a
+// batch part (a register-epilogue winner's tile fitted to the part, or the
+// bucket below's grown to it: session 65), also for the parts of a batch past
+// 256 rows. After reserve(300) every batch of 1..300 rows captures without
+// compiling or loading anything.
+TEST_F(SamplerApiGpu, ReserveCoversEveryFittedSlotDuringCapture) {
+  const std::int64_t Nmax = 300;
+  const Problem pb(DType::bf16, rng, 5003, 136, Nmax);
+  Sampler sampler(testing::sampler_options(pb.V, pb.d, pb.dtype));
+  sampler.reserve(Nmax, 1);
+  DeviceMemory out(std::size_t(Nmax) * 8);
+  testing::StreamGuard stream;
+  std::set<std::string> specs;
+  for (std::int64_t N = 1; N <= Nmax; ++N) {
+    SampleArgs a = pb.args(out, 1);
+    a.rows = N;
+    a.seed = rng();
+    std::string error;
+    testing::GraphGuard graph;
+    graph.g = capture_call(stream.s, [&] { sampler.sample(a, stream.get()); }, &error);
+    const std::string spec = sampler.spec_for(N).to_string();
+    EXPECT_TRUE(error.empty()) << "N=" << N << " [" << spec << "] after reserve(" << Nmax << "): " << error;
+    specs.insert(spec);
+  }
+  std::printf("[ summary  ] %zu distinct specs for N = 1..%lld captured after reserve\n", specs.size(),
+              static_cast<long long>(Nmax));
 }
 
 // Another stream's capture: while a blocking stream of the context is being
