@@ -67,17 +67,23 @@ TEST(KernelResources, ShippedSpecsDoNotSpill) {
 // (fit_batch_tile: any multiple of 8 from 136 to 256) spill nothing either,
 // and keep their MMAs unserialized. Per bf16 winner its three widest fitted
 // tiles (the most accumulators below its own; the group maxima's last chunk
-// with 3, 2 and 1 of its column groups); fp16 compiles to the same registers.
+// with 3, 2 and 1 of its column groups), and the tiles it is grown to for
+// the parts nearer its bucket than the next (grow_batch_tile: 8 and 16 rows
+// wider, with its stages); fp16 compiles to the same registers.
 TEST(KernelResources, FittedBatchTilesDoNotSpill) {
   std::vector<KernelSpec> fitted;
+  const auto add = [&](const KernelSpec& f) {
+    if (std::find(fitted.begin(), fitted.end(), f) == fitted.end()) fitted.push_back(f);
+  };
   for (const auto& e : fs::builtin_tuning_db().entries())
     if (const auto* b = e.best()) {
       const KernelSpec s = fs::KernelSpec::parse(b->spec);
-      if (s.dtype != DType::bf16 || !s.reg_epilogue || s.tile_n <= 128) continue;
-      for (int less : {8, 16, 24}) {
-        const KernelSpec f = fs::fit_batch_tile(s, s.tile_n - less);
-        if (f != s && std::find(fitted.begin(), fitted.end(), f) == fitted.end()) fitted.push_back(f);
-      }
+      if (s.dtype != DType::bf16 || !s.reg_epilogue) continue;
+      for (int more : {8, 16})
+        if (const auto g = fs::grow_batch_tile(s, s.tile_n + more)) add(*g);
+      if (s.tile_n <= 128) continue;
+      for (int less : {8, 16, 24})
+        if (const KernelSpec f = fs::fit_batch_tile(s, s.tile_n - less); f != s) add(f);
     }
   EXPECT_GE(fitted.size(), 12u) << "the tables' buckets 160-256 lost their register-epilogue winners";
   for (const fs::CompileOutcome& c : fs::compile_all(fitted)) {
