@@ -1,5 +1,6 @@
-// sampler.cpp: the host API. Picks a kernel config per batch bucket and
-// sample bucket (tuning_db.hpp), loads
+// sampler.cpp: the host API. Picks a kernel config per module slot (a batch
+// bucket, or above 128 rows 8 rows of a batch part: module_slot) and sample
+// bucket (tuning_db.hpp), loads
 // its module once, owns the workspace (a block counter and one running
 // winner per row and sample) and enqueues one fused launch per call on the
 // caller's stream.
@@ -407,7 +408,7 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
   // Their distinct specs are compiled first, in parallel (NVRTC is thread
   // safe; each lands in the process memo and the disk cache), so a cold
   // reserve takes about its slowest compile rather than the sum of up to
-  // kNumSampleBuckets x kNumBatchBuckets of them. A spec that fails is
+  // kNumSampleBuckets x kModuleSlots of them. A spec that fails is
   // compiled again below, which throws its error.
   const int last_slot = module_slot(std::min(rows, kMaxBucketRows));
   std::vector<KernelSpec> specs;

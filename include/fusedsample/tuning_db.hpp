@@ -31,7 +31,7 @@ inline constexpr int kNumBatchBuckets = 12;
 inline constexpr std::int64_t kMaxBucketRows = 256;
 std::int64_t batch_part_rows(std::int64_t rows);  // rows, or ceil(rows / k) for k = ceil(rows / 256) parts; throws for rows < 1
 int batch_bucket(std::int64_t rows);              // bucket of batch_part_rows(rows); throws InvalidArgument for rows < 1
-int batch_bucket_max(std::int64_t rows);          // the largest bucket of any batch of 1..rows rows (Sampler::reserve)
+int batch_bucket_max(std::int64_t rows);          // the largest bucket of any batch of 1..rows rows
 std::string_view batch_bucket_label(int bucket);  // "1", "2", ..., "128", "160", "192", "224", "256"
 int parse_batch_bucket(std::string_view label);  // inverse; throws InvalidArgument
 // The rows a bucket stands for (and is tuned at): its label.

@@ -67,8 +67,8 @@ TEST(BatchBucket, RowsMapToNextBucketUp) {
   EXPECT_EQ(fs::batch_bucket(huge), fs::kNumBatchBuckets - 1);
   EXPECT_EQ(fs::batch_bucket(huge - 1), fs::kNumBatchBuckets - 1);
   EXPECT_THROW(fs::parse_batch_bucket(">256"), fs::InvalidArgument);  // retired in session 35
-  // Sampler::reserve(rows) loads buckets 0..batch_bucket_max(rows): every bucket a batch of up to `rows` uses
-  // (batch_bucket(300) is 160's, but a batch of 256 rows needs bucket 256's).
+  // batch_bucket_max(rows): every bucket a batch of up to `rows` uses (batch_bucket(300) is 160's, but a batch of
+  // 256 rows needs bucket 256's). Sampler::reserve used it until session 65 (now its module slots).
   int seen = 0;
   for (std::int64_t r = 1; r <= 3000; ++r) {
     seen = std::max(seen, fs::batch_bucket(r));
