@@ -23,6 +23,7 @@
 #include "fusedsample/errors.hpp"
 #include "fusedsample/tuning_db.hpp"
 #include "runtime/argument_checks.hpp"
+#include "runtime/batch_tiles.hpp"
 #include "runtime/buffer_extents.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -34,6 +35,9 @@
 
 namespace fusedsample {
 namespace {
+
+using runtime::module_slot;
+using runtime::slot_rows;
 
 // sample_logits()'s built-in configs (templates/sample_logits.cuh), by the
 // rows of the call: up to kLogitsSmallRows rows 256 x 8 tiles, 4 stages and
@@ -57,20 +61,6 @@ KernelSpec logits_spec(DType dtype, Arch arch, bool large) {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Module slots per sample bucket: the batch buckets up to 128 rows (0..7),
-// then one per 8 rows of a batch part from 129 to 256 (8..23), where a
-// register-epilogue config's batch tile is fitted to the rows
-// (fit_batch_tile): a part of 129..136 rows runs tile_n 136, and so on.
-constexpr int kFittedFirstSlot = 8;
-constexpr int kModuleSlots = kFittedFirstSlot + 16;
-int module_slot(std::int64_t part_rows) {
-  return part_rows <= 128 ? batch_bucket(part_rows) : kFittedFirstSlot + int((part_rows - 129) / 8);
-}
-// The most rows of a slot's parts: the rows its kernel is picked and fitted for.
-std::int64_t slot_rows(int slot) {
-  return slot < kFittedFirstSlot ? bucket_rows(slot) : 136 + 8 * std::int64_t(slot - kFittedFirstSlot);
-}
-
 // Compile threads of Sampler::reserve: one per core, and at most 8 NVRTC
 // instances (a few hundred MB each) at once in a server process.
 unsigned reserve_compile_threads() { return std::clamp(std::thread::hardware_concurrency(), 1u, 8u); }
@@ -83,7 +73,7 @@ struct Sampler::Impl {
   std::mutex mu;  // guards modules and the workspace on the slow paths
   std::map<std::string, std::unique_ptr<runtime::LoadedModule>> modules;
   // [sample_bucket()][module_slot()]
-  std::array<std::array<std::atomic<runtime::LoadedModule*>, kModuleSlots>, kNumSampleBuckets> by_slot{};
+  std::array<std::array<std::atomic<runtime::LoadedModule*>, runtime::kModuleSlots>, kNumSampleBuckets> by_slot{};
   std::array<std::atomic<runtime::LoadedModule*>, 2> logits_modules{};  // [rows > kLogitsSmallRows]
   // Counters and candidates (zero between launches), and apart from them the
   // staged logits and stream-K partial sums (written and read within a
@@ -97,33 +87,18 @@ struct Sampler::Impl {
 
   Impl(const SamplerOptions& o) : options(o), ctx(o.device) {}
 
+  // A forced spec, else the tuning database's answer for the buckets
+  // (bucket_spec), fitted to a batch part of part_rows rows or grown to it
+  // from the bucket below (runtime::batch_spec, batch_tiles.hpp). Called once
+  // per module slot and sample bucket.
+  KernelSpec spec_for(std::int64_t part_rows, int samples) const {
+    if (options.spec) return bucket_spec(bucket_rows(batch_bucket(part_rows)), samples);
+    return runtime::batch_spec(part_rows, [&](std::int64_t rows) { return bucket_spec(rows, samples); },
+                               std::size_t(ctx.max_shared_optin()));
+  }
   // A forced spec, else the tuning database (this GPU and shape, this GPU's
   // closest tuned shape, its architecture, then the built-in default:
-  // tuned_spec) for the bucket of a batch part of part_rows rows, its batch
-  // tile fitted to them (fit_batch_tile). Where that winner has several batch
-  // tiles (nothing to fit) and the part is nearer the bucket below (ties too:
-  // 129-144, 161-176, 193-208, 225-240 rows), the bucket below's winner runs
-  // instead, its tile grown to the part, if it is one register-epilogue tile
-  // (grow_batch_tile) that fits this GPU's shared memory. The H200's
-  // small-shape bucket 256 is two 128-row tiles: at N = 225-240 the bucket
-  // 224's tile grown to N runs 6.4 % faster on average (3.9-9.5 %), at
-  // N = 256 2.6 % slower (session 65). Growing where the own winner can be
-  // fitted was 2.2 % slower at the small shape's N = 161-176 (the bucket 160's
-  // s5 against the bucket 192's s4 l2p0), so it does not.
-  // Called once per module slot and sample bucket.
-  KernelSpec spec_for(std::int64_t part_rows, int samples) const {
-    const int b = batch_bucket(part_rows);
-    const KernelSpec s = bucket_spec(bucket_rows(b), samples);
-    if (options.spec) return s;
-    if (part_rows > 128 && s.tile_n < part_rows) {
-      const std::int64_t below = bucket_rows(b - 1);
-      if (2 * (part_rows - below) <= bucket_rows(b) - below)
-        if (const auto grown = grow_batch_tile(bucket_spec(below, samples), part_rows);
-            grown && grown->shared_bytes() <= std::size_t(ctx.max_shared_optin()))
-          return *grown;
-    }
-    return fit_batch_tile(s, part_rows);
-  }
+  // tuned_spec) for a bucket's rows, on this device's arch and shared memory.
   KernelSpec bucket_spec(std::int64_t rows, int samples) const {
     KernelSpec s;
     if (options.spec) {
@@ -408,7 +383,7 @@ void Sampler::reserve(std::int64_t rows, int num_samples) {
   // Their distinct specs are compiled first, in parallel (NVRTC is thread
   // safe; each lands in the process memo and the disk cache), so a cold
   // reserve takes about its slowest compile rather than the sum of up to
-  // kNumSampleBuckets x kModuleSlots of them. A spec that fails is
+  // kNumSampleBuckets x runtime::kModuleSlots of them. A spec that fails is
   // compiled again below, which throws its error.
   const int last_slot = module_slot(std::min(rows, kMaxBucketRows));
   std::vector<KernelSpec> specs;

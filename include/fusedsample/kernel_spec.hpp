@@ -148,7 +148,7 @@ KernelSpec fit_shared_memory(const KernelSpec& spec, std::size_t limit);
 // 128 (what re takes); any other spec is returned as it is. A bucket's tuned
 // tile (160, 192, 224, 256) stands for every batch of its 32 rows: until
 // session 65 a batch of N = 162 multiplied 192 rows (the Sampler fits what
-// it is not forced to run). Throws InvalidArgument for rows < 1.
+// it is not forced to run: runtime/batch_tiles.hpp says when). Throws InvalidArgument for rows < 1.
 // (compiler/default_spec.cpp)
 KernelSpec fit_batch_tile(const KernelSpec& spec, std::int64_t rows);
 

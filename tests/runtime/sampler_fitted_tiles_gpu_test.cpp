@@ -15,7 +15,6 @@
 #include <cmath>
 #include <utility>
 #include <cstdio>
-#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -24,6 +23,7 @@
 #include "compiler/parallel_compile.hpp"
 #include "fusedsample/fusedsample.hpp"
 #include "fusedsample/tuning_db.hpp"
+#include "runtime/batch_tiles.hpp"
 #include "runtime/device_memory.hpp"
 #include "tests/support/device_buffers.hpp"
 #include "tests/support/exactness_inputs.hpp"
@@ -57,19 +57,18 @@ TEST(ExactnessFittedTiles, TableSpecsFittedToTheBatchMatchReference) {
       const int b = batch_bucket(n);
       const KernelSpec bucket = tuned_spec(id, dtype, V, d, bucket_rows(b), arch, 1).spec;
       if (!testing::spec_runs_here(bucket)) continue;  // the Sampler's portable fallback
-      // A part whose bucket winner has several batch tiles and that is nearer the bucket below runs that
-      // bucket's one re tile grown to it, where there is one.
-      const std::int64_t below = bucket_rows(b - 1);
-      std::optional<KernelSpec> grown;
-      if (part > 128 && bucket.tile_n < part && 2 * (part - below) <= bucket_rows(b) - below)
-        grown = grow_batch_tile(tuned_spec(id, dtype, V, d, below, arch, 1).spec, part);
-      KernelSpec want = grown ? *grown : fit_batch_tile(bucket, part);
+      // The rule (runtime::batch_spec, tested on the CPU in batch_tiles_test.cpp) on this GPU's table.
+      KernelSpec want = runtime::batch_spec(
+          part, [&](std::int64_t rows) { return tuned_spec(id, dtype, V, d, rows, arch, 1).spec; },
+          std::size_t(dev.max_shared_per_block_optin));
       const KernelSpec k = table.spec_for(n);
       want.arch = k.arch;
       ASSERT_EQ(k, want) << k.to_string() << " for N=" << n << " (part " << part << ")";
-      if (k.reg_epilogue && part > 128 && k.tile_n >= part)
+      if (k.reg_epilogue && part > 128 && k.tile_n >= part && bucket.tile_n == bucket_rows(b))
         EXPECT_EQ(k.tile_n, std::max<std::int64_t>(128, (part + 7) / 8 * 8)) << k.to_string() << " for N=" << n;
-      if (k.tile_n != bucket.tile_n || grown) fitted.insert(k.to_string());
+      KernelSpec as_tuned = bucket;
+      as_tuned.arch = k.arch;
+      if (k != as_tuned) fitted.insert(k.to_string());  // fitted or grown
     }
   }
   if (fitted.empty()) GTEST_SKIP() << "no register-epilogue table entry to fit on " << dev.name;
