@@ -120,6 +120,7 @@ KernelSpec fit_batch_tile(const KernelSpec& spec, std::int64_t rows) {
 }
 
 std::optional<KernelSpec> grow_batch_tile(const KernelSpec& spec, std::int64_t rows) {
+  if (rows < 1) throw InvalidArgument(fmt::format("grow_batch_tile: rows must be >= 1, not {}", rows));
   if (!spec.reg_epilogue || spec.cluster != 1 || rows <= spec.tile_n || rows > 256) return std::nullopt;
   KernelSpec s = spec;
   s.tile_n = int((rows + 7) / 8 * 8);

@@ -29,7 +29,8 @@ std::int64_t slot_rows(int slot);         // the most rows of the slot's parts; 
 //     (fit_batch_tile) where that tile is the bucket's own rows (the tuner's
 //     fitted tile: a winner wider than its bucket was measured against the
 //     fitted one and kept, so it runs as tuned);
-//   - where that winner has several batch tiles (nothing to fit) and the part
+//   - where that winner's batch tile is narrower than the part (several
+//     batch tiles per part: nothing to fit) and the part
 //     is nearer the bucket below (ties too: 129-144, 161-176, 193-208,
 //     225-240 rows), the bucket below's winner grown to the part instead, if
 //     it is one register-epilogue tile (grow_batch_tile) that fits max_shared.

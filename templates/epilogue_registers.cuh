@@ -18,7 +18,8 @@
 //   1. per column and 64-row block, the group's largest logit: the larger of
 //      a lane's two values, then a transpose-reduce over the 8 lanes (xor 4,
 //      8, 16; each shuffle halves the values a lane holds: 28 shuffles for
-//      128 values), which leaves each lane the maxima of T_N / 32 columns;
+//      128 values), which leaves each lane the maxima of ceil(T_N / 32)
+//      columns (in a partial last chunk some lanes' are -inf: no column);
 //   2. per sample: consumer thread t makes the group words of column t (one
 //      Philox call per 64-row block: the four groups of the four warps), each
 //      group's approximate lead noise G~_lead (fs_group_lead_approx: two SFU

@@ -156,9 +156,10 @@ KernelSpec fit_batch_tile(const KernelSpec& spec, std::int64_t rows);
 // a register-epilogue spec (re, without clusters) of tile_n < rows gets
 // tile_n = the rows rounded up to 8 where that is at most 256 and the spec
 // stays valid (accumulators, shared memory of its arch). The Sampler runs a
-// batch nearer the bucket below its own with that bucket's winner grown to
-// it, where the winner is one such tile (runtime/sampler.cpp).
-// (compiler/default_spec.cpp)
+// batch nearer the bucket below its own, where its own bucket's winner has
+// several batch tiles, with the bucket below's winner grown to it if that is
+// one such tile (runtime/batch_tiles.hpp). Throws InvalidArgument for
+// rows < 1. (compiler/default_spec.cpp)
 std::optional<KernelSpec> grow_batch_tile(const KernelSpec& spec, std::int64_t rows);
 
 // The built-in heuristic spec for (dtype, arch, batch rows), fitted to

@@ -123,6 +123,8 @@ TEST(GrowBatchTile, RegisterEpilogueTileGrowsToTheRowsRoundedUpTo8) {
                            "bf16 sm_90a wgmma_coop tv128 tn192 td64 s3 w12x1 c2 re",
                            "bf16 sm_90a wgmma_coop tv128 tn128 td64 s4 w16x1", "bf16 sm_90a wgmma tv256 tn128 td64 s3 w8x1"})
     EXPECT_FALSE(fs::grow_batch_tile(KernelSpec::parse(text), 200).has_value()) << text;
+  for (std::int64_t rows : {0, -1})
+    expect_error<fs::InvalidArgument>([&] { fs::grow_batch_tile(s, rows); }, {"rows"}, "rows < 1");
   // Deeper stages that no longer fit in shared memory with the wider tile: nothing.
   const KernelSpec deep = KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn160 td64 s5 w12x1 re");
   EXPECT_TRUE(fs::grow_batch_tile(deep, 176).has_value());
