@@ -78,6 +78,19 @@ bool valid(const KernelSpec& s) {
   }
 }
 
+// A register-epilogue spec without clusters with T_N = `rows` rounded up to
+// 8 (wgmma's N step), at least 128 (what re takes), where that is valid;
+// what fit_batch_tile and grow_batch_tile both resize to. `who` names the
+// caller in the error for rows < 1.
+std::optional<KernelSpec> re_tile_for_rows(const KernelSpec& spec, std::int64_t rows, const char* who) {
+  if (rows < 1) throw InvalidArgument(fmt::format("{}: rows must be >= 1, not {}", who, rows));
+  if (!spec.reg_epilogue || spec.cluster != 1 || rows > 256) return std::nullopt;
+  KernelSpec s = spec;
+  s.tile_n = int(std::max<std::int64_t>(128, (rows + 7) / 8 * 8));
+  if (!valid(s)) return std::nullopt;
+  return s;
+}
+
 }  // namespace
 
 std::size_t shared_memory_limit(Arch arch) {
@@ -112,20 +125,13 @@ KernelSpec fit_shared_memory(const KernelSpec& spec, std::size_t limit) {
 }
 
 KernelSpec fit_batch_tile(const KernelSpec& spec, std::int64_t rows) {
-  if (rows < 1) throw InvalidArgument(fmt::format("fit_batch_tile: rows must be >= 1, not {}", rows));
-  if (!spec.reg_epilogue || spec.cluster != 1 || rows > spec.tile_n) return spec;
-  KernelSpec s = spec;
-  s.tile_n = int(std::max<std::int64_t>(128, (rows + 7) / 8 * 8));
-  return s.tile_n < spec.tile_n && valid(s) ? s : spec;
+  const auto s = re_tile_for_rows(spec, rows, "fit_batch_tile");
+  return s && rows <= spec.tile_n && s->tile_n < spec.tile_n ? *s : spec;
 }
 
 std::optional<KernelSpec> grow_batch_tile(const KernelSpec& spec, std::int64_t rows) {
-  if (rows < 1) throw InvalidArgument(fmt::format("grow_batch_tile: rows must be >= 1, not {}", rows));
-  if (!spec.reg_epilogue || spec.cluster != 1 || rows <= spec.tile_n || rows > 256) return std::nullopt;
-  KernelSpec s = spec;
-  s.tile_n = int((rows + 7) / 8 * 8);
-  if (!valid(s)) return std::nullopt;
-  return s;
+  const auto s = re_tile_for_rows(spec, rows, "grow_batch_tile");
+  return s && rows > spec.tile_n ? s : std::nullopt;
 }
 
 KernelSpec portable_default_spec(DType dtype, Arch arch, std::int64_t rows) {
