@@ -86,7 +86,7 @@ std::optional<KernelSpec> re_tile_for_rows(const KernelSpec& spec, std::int64_t 
   if (rows < 1) throw InvalidArgument(fmt::format("{}: rows must be >= 1, not {}", who, rows));
   if (!spec.reg_epilogue || spec.cluster != 1 || rows > 256) return std::nullopt;
   KernelSpec s = spec;
-  s.tile_n = int(std::max<std::int64_t>(128, (rows + 7) / 8 * 8));
+  s.tile_n = int(std::max<std::int64_t>(64, (rows + 7) / 8 * 8));  // re takes 64 to 256 (fs_re_tile_n_ok)
   if (!valid(s)) return std::nullopt;
   return s;
 }

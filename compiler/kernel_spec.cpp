@@ -138,8 +138,8 @@ void KernelSpec::validate() const {
   if (stream_k && cluster != 1) bad("stream-K (sk) runs without clusters (c1)");
   if (reg_epilogue && variant != Variant::wgmma_coop) bad("the register epilogue (re) is for wgmma_coop only");
   if (reg_epilogue && (!fs_re_tile_n_ok(tile_n) || warps_m != 12 || stage_in_l2))
-    bad("the register epilogue (re) needs tile_n from 128 to 256 (one or two batch columns per consumer thread) "
-        "and w12x1 (no epilogue warps), without l2 (nothing is staged)");
+    bad("the register epilogue (re) needs tile_n a multiple of 8 from 64 to 256 (at most two batch columns per "
+        "consumer thread) and w12x1 (no epilogue warps), without l2 (nothing is staged)");
   if (stream_k && ping_pong) bad("stream-K (sk) and ping-pong (pp) do not combine (pp deals whole tiles per consumer)");
   if (eager_release && !uses_tma(variant))
     bad("the eager stage release (er) is for the TMA-fed variants (wgmma_ws, wgmma_coop) only");

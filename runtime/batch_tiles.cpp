@@ -12,12 +12,13 @@ namespace fusedsample::runtime {
 int module_slot(std::int64_t part_rows) {
   if (part_rows < 1 || part_rows > kMaxBucketRows)
     throw InvalidArgument(fmt::format("module_slot: a batch part has 1 to {} rows, not {}", kMaxBucketRows, part_rows));
-  return part_rows <= 128 ? batch_bucket(part_rows) : kFittedFirstSlot + int((part_rows - 129) / 8);
+  return part_rows < kFittedFirstRows ? batch_bucket(part_rows)
+                                     : kFittedFirstSlot + int((part_rows - kFittedFirstRows) / 8);
 }
 
 std::int64_t slot_rows(int slot) {
   if (slot < 0 || slot >= kModuleSlots) throw InvalidArgument(fmt::format("no module slot {}", slot));
-  return slot < kFittedFirstSlot ? bucket_rows(slot) : 136 + 8 * std::int64_t(slot - kFittedFirstSlot);
+  return slot < kFittedFirstSlot ? bucket_rows(slot) : kFittedFirstRows + 7 + 8 * std::int64_t(slot - kFittedFirstSlot);
 }
 
 KernelSpec batch_spec(std::int64_t part_rows, const std::function<KernelSpec(std::int64_t bucket_rows)>& bucket_spec,

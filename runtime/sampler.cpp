@@ -1,5 +1,5 @@
 // sampler.cpp: the host API. Picks a kernel config per module slot (a batch
-// bucket, or above 128 rows 8 rows of a batch part: module_slot) and sample
+// bucket, or above 64 rows 8 rows of a batch part: module_slot) and sample
 // bucket (tuning_db.hpp), loads
 // its module once, owns the workspace (a block counter and one running
 // winner per row and sample) and enqueues one fused launch per call on the

@@ -1,10 +1,11 @@
 // epilogue_registers.cuh: Gumbel-max straight from a wgmma_coop consumer's
-// accumulators (spec token "re"), no staged logits. The tile is 128 to 256
+// accumulators (spec token "re"), no staged logits. The tile is 64 to 256
 // batch columns wide, a multiple of 8 (fs_re_tile_n_ok: wgmma's N step):
-// consumer thread t makes the group words of column t and, for T_N > 128, of
-// column t + 128 where that is below T_N (fs_re_cols, fs_re_owns). A batch
-// tile fitted to the batch (the buckets' T_N = 160, 192, 224, and at run time
-// the batch rounded up to 8: fit_batch_tile) spares the MMAs of rows past N:
+// consumer thread t makes the group words of column t where that is below
+// T_N and, for T_N > 128, of column t + 128 where that is below T_N
+// (fs_re_cols, fs_re_owns). A batch tile fitted to the batch (the buckets'
+// T_N = 160, 192, 224, and at run time the batch rounded up to 8, at least
+// 64 rows: fit_batch_tile) spares the MMAs of rows past N:
 // their boxes are also the copy engine's out-of-bounds fill, which is slow
 // (BENCHMARKS.md, session 34).
 //
@@ -115,7 +116,7 @@ __device__ __forceinline__ bool fs_re_column_ok(int col, int h) {
 // fills its missing column groups with -inf, which its lanes of them keep.
 template <int NACC>
 __device__ __forceinline__ void fs_re_group_max(const float (&acc)[NACC], float (&lmax)[(NACC + 15) / 16], int lane) {
-  static_assert(NACC % 4 == 0 && NACC >= 64 && NACC <= 128, "epilogue_registers: 128 to 256 batch columns, 8 at a time");
+  static_assert(NACC % 4 == 0 && NACC >= 32 && NACC <= 128, "epilogue_registers: 64 to 256 batch columns, 8 at a time");
   constexpr int J = NACC / 4;  // accumulator column groups of 8 columns
 #pragma unroll
   for (int h = 0; h < (NACC + 15) / 16; ++h) {
@@ -259,7 +260,7 @@ template <int MI, int NACC, int TN>
 __device__ __forceinline__ void fs_re_tile(float (&acc)[MI][NACC], const fs_fused_params& p, fs_i64 v0, fs_i64 n0,
                                            unsigned char* buf, int c, int wq, int lane, bool leads,
                                            fs_re_col<MI> (&rc)[fs_re_cols(TN)]) {
-  static_assert(fs_re_tile_n_ok(TN) && NACC == TN / 2, "epilogue_registers: T_N a multiple of 8 from 128 to 256");
+  static_assert(fs_re_tile_n_ok(TN) && NACC == TN / 2, "epilogue_registers: T_N a multiple of 8 from 64 to 256");
   constexpr int Q = fs_re_cols(TN);  // column slots per consumer thread: tid + 128 q (fs_re_owns)
   constexpr int H = (NACC + 15) / 16;  // group maxima per lane and 64-row block (the last of a partial chunk)
   const fs_re_smem<MI, TN> sm(buf);

@@ -11,17 +11,22 @@
 
 // The batch tiles the register epilogue takes: T_N a multiple of 8 (wgmma's
 // N step; the group maxima's 32-column chunks pad a partial last one,
-// epilogue_registers.cuh) from 128 to 256. Until session 65 only multiples
-// of 32: a batch of N = 162 multiplied 192 rows.
-// Consumer thread t owns column t and, for T_N > 128, column t + 128 where
-// that is below T_N: fs_re_cols(T_N) column slots per thread.
-FS_HD constexpr bool fs_re_tile_n_ok(int tn) { return tn >= 128 && tn <= 256 && tn % 8 == 0; }
+// epilogue_registers.cuh) from 64 to 256. Until session 65 only multiples
+// of 32 from 128: a batch of N = 162 multiplied 192 rows; until session 66
+// none below 128: N = 65-127 multiplied 128.
+// Consumer thread t owns column t where that is below T_N and, for
+// T_N > 128, column t + 128 where that is below T_N: fs_re_cols(T_N) column
+// slots per thread.
+FS_HD constexpr bool fs_re_tile_n_ok(int tn) { return tn >= 64 && tn <= 256 && tn % 8 == 0; }
 FS_HD constexpr int fs_re_cols(int tn) { return (tn + 127) / 128; }
 // Whether consumer thread tid owns a column in slot q (q < fs_re_cols(tn)).
-// Only a partial slot (128 q < tn < 128 (q + 1)) needs the comparison with
-// tid; the first two terms decide whole slots at compile time (q and tn are
-// constants in the unrolled loops), so T_N = 128 and 256 test nothing.
-FS_HD constexpr bool fs_re_owns(int tid, int q, int tn) { return q == 0 || tn >= 128 * (q + 1) || tid + 128 * q < tn; }
+// Only a partial slot (128 q < tn < 128 (q + 1): slot 0 of T_N < 128, slot 1
+// of T_N > 128) needs the comparison with tid; the first two terms decide
+// whole slots at compile time (q and tn are constants in the unrolled loops),
+// so T_N = 128 and 256 test nothing.
+FS_HD constexpr bool fs_re_owns(int tid, int q, int tn) {
+  return (q == 0 && tn >= 128) || tn >= 128 * (q + 1) || tid + 128 * q < tn;
+}
 
 FS_HD constexpr int fs_re_gl_at(int mi, int tn) { return mi * 4 * tn * 4; }
 FS_HD constexpr int fs_re_info_at(int mi, int tn) { return 2 * mi * 4 * tn * 4; }
@@ -31,5 +36,6 @@ FS_HD constexpr int fs_re_bytes(int mi, int tn) { return fs_re_keys_at(mi, tn) +
 // The 64-bit keys (and the next consumer's buffer) stay 8-byte aligned for every tile the epilogue takes.
 static_assert(fs_re_keys_at(1, 128) % 8 == 0 && fs_re_bytes(2, 128) % 8 == 0 && fs_re_bytes(1, 256) % 8 == 0 &&
                   fs_re_keys_at(1, 160) % 8 == 0 && fs_re_bytes(1, 160) % 8 == 0 && fs_re_bytes(1, 224) % 8 == 0 &&
-                  fs_re_keys_at(1, 136) % 8 == 0 && fs_re_bytes(1, 136) % 8 == 0 && fs_re_bytes(2, 248) % 8 == 0,
+                  fs_re_keys_at(1, 136) % 8 == 0 && fs_re_bytes(1, 136) % 8 == 0 && fs_re_bytes(2, 248) % 8 == 0 &&
+                  fs_re_keys_at(2, 72) % 8 == 0 && fs_re_bytes(2, 120) % 8 == 0,
               "epilogue_registers_smem: 8-byte alignment");

@@ -139,7 +139,7 @@ static_assert(FS_SHARED_WG0 || 128 * 40 + 256 * FS_CONSUMER_REGS + 128 * FS_EPI_
 #endif
 static_assert(!FS_STREAM_K || FS_CLUSTER == 1, "wgmma_coop: stream-K (sk) runs without clusters");
 static_assert(!FS_REG_EPILOGUE || (fs_re_tile_n_ok(FS_TN) && FS_SHARED_WG0 && !FS_L_GLOBAL),
-              "wgmma_coop: the register epilogue (re) needs T_N a multiple of 8 from 128 to 256, w12x1, and no l2");
+              "wgmma_coop: the register epilogue (re) needs T_N a multiple of 8 from 64 to 256, w12x1, and no l2");
 static_assert(!FS_STREAM_K || !FS_PING_PONG, "wgmma_coop: stream-K (sk) does not run ping-pong (pp)");
 static_assert(!FS_PING_PONG || (FS_REG_EPILOGUE && FS_TV == 128 && FS_TN == 128),
               "wgmma_coop: ping-pong (pp) needs the register epilogue and 128 x 128 tiles (whole tiles per consumer)");

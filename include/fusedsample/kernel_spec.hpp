@@ -67,8 +67,8 @@ struct KernelSpec {
   // per block; templates/stream_k.cuh), so no block runs a tile more than
   // another ("sk" in the spec text; absent when false).
   bool stream_k = false;
-  // wgmma_coop only, T_N from 128 to 256 (a multiple of 8; at most 128
-  // accumulators per consumer thread: tv256 takes only tn128), w12x1, without
+  // wgmma_coop only, T_N from 64 to 256 (a multiple of 8; at most 128
+  // accumulators per consumer thread: tv256 takes up to tn128), w12x1, without
   // l2 (clusters or stream-K allowed): no epilogue warps and no staged logits; the
   // consumers sample each tile straight from their accumulators
   // (templates/epilogue_registers.cuh; "re" in the spec text; absent when
@@ -145,9 +145,10 @@ KernelSpec fit_shared_memory(const KernelSpec& spec, std::size_t limit);
 // batch_part_rows) of `rows` rows: a register-epilogue spec (re, without
 // clusters) whose one batch tile covers the rows (rows <= tile_n) gets
 // tile_n = the rows rounded up to a multiple of 8 (wgmma's N step), at least
-// 128 (what re takes); any other spec is returned as it is. A bucket's tuned
-// tile (160, 192, 224, 256) stands for every batch of its 32 rows: until
-// session 65 a batch of N = 162 multiplied 192 rows (the Sampler fits what
+// 64 (what re takes); any other spec is returned as it is. A bucket's tuned
+// tile (128, 160, 192, 224, 256) stands for every batch of its rows: until
+// session 65 a batch of N = 162 multiplied 192 rows, until session 66
+// N = 65 multiplied 128 (the Sampler fits what
 // it is not forced to run: runtime/batch_tiles.hpp says when). Throws InvalidArgument for rows < 1.
 // (compiler/default_spec.cpp)
 KernelSpec fit_batch_tile(const KernelSpec& spec, std::int64_t rows);

@@ -94,7 +94,7 @@ class Sampler {
   void reserve(std::int64_t rows, int num_samples = 1);
 
   // The kernel config used for `rows` rows of `num_samples` samples each
-  // (tuned per batch bucket and sample bucket: tuning_db.hpp; above 128 rows
+  // (tuned per batch bucket and sample bucket: tuning_db.hpp; above 64 rows
   // a register-epilogue winner's batch tile fitted to the batch's part,
   // fit_batch_tile, or the bucket below's grown to it, grow_batch_tile).
   KernelSpec spec_for(std::int64_t rows, int num_samples = 1) const;

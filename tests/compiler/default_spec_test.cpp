@@ -62,8 +62,9 @@ TEST(FitSharedMemory, NothingFitsNamesTheSpecAndTheLimit) {
 }
 
 // A register-epilogue spec whose one batch tile covers the batch gets the
-// batch rounded up to 8 rows, at least 128: the H200 table's bucket 192
-// (tn192) at N = 161..168 runs tn168, not 192 rows (session 65).
+// batch rounded up to 8 rows, at least 64: the H200 table's bucket 192
+// (tn192) at N = 161..168 runs tn168, not 192 rows (session 65), its bucket
+// 128 (tv256 tn128) at N = 65..72 tn72 (session 66).
 TEST(FitBatchTile, RegisterEpilogueTileShrinksToTheRowsRoundedUpTo8) {
   const KernelSpec s = KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn192 td64 s4 w12x1 sk re");
   for (std::int64_t rows : {161, 162, 167, 168}) EXPECT_EQ(fs::fit_batch_tile(s, rows).tile_n, 168) << rows;
@@ -71,8 +72,16 @@ TEST(FitBatchTile, RegisterEpilogueTileShrinksToTheRowsRoundedUpTo8) {
   EXPECT_EQ(fs::fit_batch_tile(s, 185).tile_n, 192);
   EXPECT_EQ(fs::fit_batch_tile(s, 192), s);
   EXPECT_EQ(fs::fit_batch_tile(s, 130).tile_n, 136);
-  // Never below 128 (re's narrowest tile), and everything else of the spec kept.
-  for (std::int64_t rows : {1, 64, 128}) EXPECT_EQ(fs::fit_batch_tile(s, rows).tile_n, 128) << rows;
+  EXPECT_EQ(fs::fit_batch_tile(s, 128).tile_n, 128);
+  EXPECT_EQ(fs::fit_batch_tile(s, 100).tile_n, 104);
+  EXPECT_EQ(fs::fit_batch_tile(s, 65).tile_n, 72);
+  // Never below 64 (re's narrowest tile), and everything else of the spec kept.
+  for (std::int64_t rows : {1, 33, 64}) EXPECT_EQ(fs::fit_batch_tile(s, rows).tile_n, 64) << rows;
+  const KernelSpec table128 = KernelSpec::parse("bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re");
+  KernelSpec want72 = table128;
+  want72.tile_n = 72;
+  EXPECT_EQ(fs::fit_batch_tile(table128, 70), want72);
+  for (std::int64_t rows : {128, 129, 200}) EXPECT_EQ(fs::fit_batch_tile(table128, rows), table128) << rows;
   KernelSpec want = s;
   want.tile_n = 152;
   EXPECT_EQ(fs::fit_batch_tile(s, 150), want);
@@ -81,9 +90,10 @@ TEST(FitBatchTile, RegisterEpilogueTileShrinksToTheRowsRoundedUpTo8) {
 
 // Other specs run as they are: a tile that does not cover the batch (several
 // batch tiles: the small shape's N = 256 in 2 x 128), no register epilogue, a
-// cluster (its H slices are cut from the tuned tile), and tiles already at 128.
+// cluster (its H slices are cut from the tuned tile), ping-pong (128 x 128
+// tiles only), and tiles already at 64.
 TEST(FitBatchTile, OtherSpecsUnchanged) {
-  for (const char* text : {"bf16 sm_90a wgmma_coop tv256 tn128 td64 s4 w12x1 re",
+  for (const char* text : {"bf16 sm_90a wgmma_coop tv256 tn64 td64 s4 w12x1 re",
                            "bf16 sm_90a wgmma_coop tv128 tn128 td64 s6 w12x1 re pp",
                            "bf16 sm_90a wgmma_coop tv128 tn256 td64 s4 w12x1 l2",
                            "bf16 sm_90a wgmma_coop tv128 tn192 td64 s3 w12x1 c2 re",

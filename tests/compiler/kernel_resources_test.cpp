@@ -64,10 +64,11 @@ TEST(KernelResources, ShippedSpecsDoNotSpill) {
 }
 
 // The batch tiles the Sampler fits the tables' register-epilogue winners to
-// (fit_batch_tile: any multiple of 8 from 136 to 256) spill nothing either,
+// (fit_batch_tile: any multiple of 8 from 64 to 256) spill nothing either,
 // and keep their MMAs unserialized. Per bf16 winner its three widest fitted
 // tiles (the most accumulators below its own; the group maxima's last chunk
-// with 3, 2 and 1 of its column groups), and the tiles it is grown to for
+// with 3, 2 and 1 of its column groups; bucket 128's winners also tn72,
+// column t only for consumer thread t < 72), and the tiles it is grown to for
 // the parts nearer its bucket than the next (grow_batch_tile: 8 and 16 rows
 // wider, with its stages); fp16 compiles to the same registers.
 TEST(KernelResources, FittedBatchTilesDoNotSpill) {
@@ -81,9 +82,10 @@ TEST(KernelResources, FittedBatchTilesDoNotSpill) {
       if (s.dtype != DType::bf16 || !s.reg_epilogue) continue;
       for (int more : {8, 16})
         if (const auto g = fs::grow_batch_tile(s, s.tile_n + more)) add(*g);
-      if (s.tile_n <= 128) continue;
-      for (int less : {8, 16, 24})
-        if (const KernelSpec f = fs::fit_batch_tile(s, s.tile_n - less); f != s) add(f);
+      if (s.tile_n <= 64) continue;
+      for (int less : {8, 16, 24, 56})  // (56: bucket 128's winners at N = 72, session 66)
+        if (const KernelSpec f = fs::fit_batch_tile(s, s.tile_n - less); f != s && (less < 56 || s.tile_n == 128))
+          add(f);
     }
   EXPECT_GE(fitted.size(), 12u) << "the tables' buckets 160-256 lost their register-epilogue winners";
   for (const fs::CompileOutcome& c : fs::compile_all(fitted)) {

@@ -83,7 +83,7 @@ TEST(KernelSpec, StreamKToken) {
 // The register epilogue prints as a trailing "re", only when set; it stages
 // no logits (the shared memory of the staged tile is not needed), keeps each
 // consumer's group words, lead noise, row values, seeds and offsets in shared memory, and is for
-// wgmma_coop w12x1 with T_N = 128 or 256, without l2 only (clusters and, since session 28, stream-K allowed).
+// wgmma_coop w12x1 with T_N a multiple of 8 from 64 to 256, without l2 only (clusters and, since session 28, stream-K allowed).
 TEST(KernelSpec, RegisterEpilogueToken) {
   KernelSpec s = spec(DType::bf16, Variant::wgmma_coop, 256, 128, 64, 4, 12, 1, Arch::sm_90a);
   s.stage_in_l2 = true;
@@ -95,9 +95,9 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   // offsets (8 bytes each)
   EXPECT_EQ(s.shared_bytes(), unstaged + 2 * ((2 * 2 * 4 + 3) * 128 * 4 + 2 * 128 * 8));
   EXPECT_FALSE(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn128 s4").reg_epilogue);
-  for (auto [field, why] : {std::pair<int, const char*>{0, "re with tn64"}, {1, "re with w16x1"}, {3, "re with l2"}}) {
+  for (auto [field, why] : {std::pair<int, const char*>{0, "re with tn56"}, {1, "re with w16x1"}, {3, "re with l2"}}) {
     KernelSpec bad = s;
-    if (field == 0) bad.tile_n = 64;
+    if (field == 0) bad.tile_n = 56;
     if (field == 1) bad.warps_m = 16;
     if (field == 3) bad.stage_in_l2 = true;
     expect_error<fs::InvalidArgument>([&] { bad.validate(); }, {"register epilogue"}, why);
@@ -114,8 +114,7 @@ TEST(KernelSpec, RegisterEpilogueToken) {
   EXPECT_EQ(wide.shared_bytes(),
             std::size_t(4) * (128 + 256) * 64 * 2 + 4 * 16 + 16 + 2 * ((2 * 4 + 3) * 256 * 4 + 2 * 256 * 8) + 1024);
   // Batch tiles fitted to 129-255 rows: T_N a multiple of 8 between 128 and 256 (wgmma's N step; a multiple of 32
-  // until session 65), at tv128 only (tv256: more than 128 accumulators per consumer thread). Below 128 each
-  // consumer thread would own no column (one per thread and 128 threads).
+  // until session 65), at tv128 only (tv256: more than 128 accumulators per consumer thread).
   for (int tn : {136, 144, 160, 168, 192, 200, 224, 248}) {
     KernelSpec fitted = wide;
     fitted.tile_n = tn;
@@ -124,10 +123,19 @@ TEST(KernelSpec, RegisterEpilogueToken) {
     fitted.stages = 2;
     expect_error<fs::InvalidArgument>([&] { fitted.validate(); }, {"128 accumulators"}, "re tv256 fitted");
   }
-  for (int tn : {96, 120}) {
+  // and to 65-127 rows (session 66): T_N from 64, at tv256 too (at most 128 accumulators), consumer thread t
+  // owning column t only for t < T_N. Below 64: refused.
+  for (int tn : {64, 72, 96, 112, 120}) {
+    KernelSpec narrow = s;
+    narrow.tile_n = tn;
+    expect_valid_text(narrow, fmt::format("bf16 sm_90a wgmma_coop tv256 tn{} td64 s4 w12x1 re", tn));
+    narrow.tile_v = 128;
+    expect_valid_text(narrow, fmt::format("bf16 sm_90a wgmma_coop tv128 tn{} td64 s4 w12x1 re", tn));
+  }
+  for (int tn : {8, 32, 56}) {  // (tn100, tn264: no tile_n of any spec)
     KernelSpec narrow = wide;
     narrow.tile_n = tn;
-    expect_error<fs::InvalidArgument>([&] { narrow.validate(); }, {"register epilogue", "from 128 to 256"},
+    expect_error<fs::InvalidArgument>([&] { narrow.validate(); }, {"register epilogue", "from 64 to 256"},
                                       fmt::format("re tn{}", tn));
   }
   KernelSpec wide256 = wide;  // 256 accumulators per consumer thread

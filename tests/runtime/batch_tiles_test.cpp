@@ -21,8 +21,8 @@ namespace {
 constexpr std::size_t kHopperShared = 227 * 1024;
 
 // Every part of 1..256 rows has a slot inside its own bucket, the slot's rows
-// cover the part, and a slot's parts are contiguous: parts 129..136 slot 8, ...,
-// 249..256 slot 23; the midpoints between the buckets above 128 end slots.
+// cover the part, and a slot's parts are contiguous: parts 65..72 slot 7, ...,
+// 249..256 slot 30; the midpoints between the buckets above 128 end slots.
 TEST(ModuleSlots, EachSlotIsContiguousInsideOneBucketAndCoversItsParts) {
   int last = -1;
   for (std::int64_t p = 1; p <= 256; ++p) {
@@ -32,11 +32,14 @@ TEST(ModuleSlots, EachSlotIsContiguousInsideOneBucketAndCoversItsParts) {
     last = k;
     EXPECT_GE(rt::slot_rows(k), p) << p;
     EXPECT_EQ(fs::batch_bucket(rt::slot_rows(k)), fs::batch_bucket(p)) << p;
-    if (p > 128) EXPECT_EQ(rt::slot_rows(k), (p + 7) / 8 * 8) << p;
+    if (p > 64) EXPECT_EQ(rt::slot_rows(k), (p + 7) / 8 * 8) << p;
+    if (p <= 64) EXPECT_EQ(k, fs::batch_bucket(p)) << p;
   }
   EXPECT_EQ(last, rt::kModuleSlots - 1);
-  EXPECT_EQ(rt::module_slot(129), rt::kFittedFirstSlot);
-  EXPECT_EQ(rt::module_slot(128), fs::batch_bucket(128));
+  EXPECT_EQ(rt::module_slot(65), rt::kFittedFirstSlot);
+  EXPECT_EQ(rt::module_slot(64), fs::batch_bucket(64));
+  EXPECT_EQ(rt::module_slot(64) + 1, rt::kFittedFirstSlot);
+  EXPECT_EQ(rt::module_slot(129), rt::module_slot(128) + 1);
   for (std::int64_t mid : {144, 176, 208, 240}) EXPECT_NE(rt::module_slot(mid), rt::module_slot(mid + 1)) << mid;
   EXPECT_THROW(rt::module_slot(0), fs::InvalidArgument);
   EXPECT_THROW(rt::module_slot(257), fs::InvalidArgument);
@@ -76,8 +79,11 @@ TEST(BatchSpec, FitsTheBucketWinnerOrGrowsTheOneBelow) {
   EXPECT_EQ(spec(240), with_tile_n(table.at(224), 240));
   EXPECT_EQ(spec(241), table.at(256));
   EXPECT_EQ(spec(256), table.at(256));
-  // Up to 128 rows: the bucket's winner as it is.
-  for (std::int64_t p : {1, 3, 64, 100, 128}) EXPECT_EQ(spec(p), table.at(128)) << p;
+  // 65..128 rows (session 66): bucket 128's winner fitted; up to 64 rows the bucket's winner as it is.
+  EXPECT_EQ(spec(65), with_tile_n(table.at(128), 72));
+  EXPECT_EQ(spec(100), with_tile_n(table.at(128), 104));
+  EXPECT_EQ(spec(128), table.at(128));
+  for (std::int64_t p : {1, 3, 64}) EXPECT_EQ(spec(p), table.at(128)) << p;
   EXPECT_EQ(asked.count(256), 1u);
 }
 

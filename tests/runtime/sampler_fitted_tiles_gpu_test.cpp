@@ -1,7 +1,7 @@
 // sampler_fitted_tiles_gpu_test.cpp: the Sampler fits a register-epilogue
-// table winner's batch tile to the batch (fit_batch_tile, session 65): a
-// batch of 129..256 rows (or a part of a larger batch) runs tile_n = its rows
-// rounded up to 8, not the bucket's 160, 192, 224 or 256; where the bucket's
+// table winner's batch tile to the batch (fit_batch_tile, sessions 65-66): a
+// batch of 65..256 rows (or a part of a larger batch) runs tile_n = its rows
+// rounded up to 8, not the bucket's 128, 160, 192, 224 or 256; where the bucket's
 // winner has several batch tiles, a batch nearer the bucket below runs that
 // bucket's one re tile grown to it (grow_batch_tile).
 // Each fitted or grown spec the tables give on this GPU, forced on a small
@@ -40,7 +40,7 @@ using namespace testing::exactness_tests;
 
 // Sampler::spec_for(N) is the table's answer for N's bucket fitted to N's
 // part (batch_part_rows), or the bucket below's grown to it, for every N of
-// the record shapes from 129 to 520;
+// the record shapes from 65 to 520;
 // on a GPU with register-epilogue entries (H100, H200) some are fitted, and
 // each distinct fitted spec samples the reference's tokens at N = T_N - 5
 // (one batch tile, its last rows past N) and N = 2 T_N - 3 (two tiles).
@@ -52,7 +52,7 @@ TEST(ExactnessFittedTiles, TableSpecsFittedToTheBatchMatchReference) {
   std::set<std::string> fitted;
   for (const auto& [V, d] : {std::pair<std::int64_t, std::int64_t>{151936, 4096}, {128256, 8192}}) {
     Sampler table(testing::sampler_options(V, d, dtype));
-    for (std::int64_t n = 129; n <= 520; ++n) {
+    for (std::int64_t n = 65; n <= 520; ++n) {
       const std::int64_t part = batch_part_rows(n);
       const int b = batch_bucket(n);
       const KernelSpec bucket = tuned_spec(id, dtype, V, d, bucket_rows(b), arch, 1).spec;
@@ -64,8 +64,8 @@ TEST(ExactnessFittedTiles, TableSpecsFittedToTheBatchMatchReference) {
       const KernelSpec k = table.spec_for(n);
       want.arch = k.arch;
       ASSERT_EQ(k, want) << k.to_string() << " for N=" << n << " (part " << part << ")";
-      if (k.reg_epilogue && part > 128 && k.tile_n >= part && bucket.tile_n == bucket_rows(b))
-        EXPECT_EQ(k.tile_n, std::max<std::int64_t>(128, (part + 7) / 8 * 8)) << k.to_string() << " for N=" << n;
+      if (k.reg_epilogue && part > 64 && k.tile_n >= part && bucket.tile_n == bucket_rows(b))
+        EXPECT_EQ(k.tile_n, std::max<std::int64_t>(64, (part + 7) / 8 * 8)) << k.to_string() << " for N=" << n;
       KernelSpec as_tuned = bucket;
       as_tuned.arch = k.arch;
       if (k != as_tuned) fitted.insert(k.to_string());  // fitted or grown
