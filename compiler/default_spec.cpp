@@ -79,7 +79,7 @@ bool valid(const KernelSpec& s) {
 }
 
 // A register-epilogue spec without clusters with T_N = `rows` rounded up to
-// 8 (wgmma's N step), at least 128 (what re takes), where that is valid;
+// 8 (wgmma's N step), at least 64 (what re takes), where that is valid;
 // what fit_batch_tile and grow_batch_tile both resize to. `who` names the
 // caller in the error for rows < 1.
 std::optional<KernelSpec> re_tile_for_rows(const KernelSpec& spec, std::int64_t rows, const char* who) {
