@@ -76,9 +76,9 @@ edit("templates/epilogue_registers.cuh", [
 ])
 edit("templates/fused_wgmma_coop.cuh", [
     ("#ifndef FS_CLUSTER\n", "__device__ unsigned long long fs_trace_buf[2 * 16 * 15];\n#ifndef FS_CLUSTER\n"),
-    ("""    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
+    ("""    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid (< T_N) and (T_N > 128) tid + 128; rows kept from tile to tile
     for (fs_i64 g = first; g < groups; g += step, ++j) {""",
-     """    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
+     """    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid (< T_N) and (T_N > 128) tid + 128; rows kept from tile to tile
     long long tr[14] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, tr0[14] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const long long tstart = clock64();
     for (fs_i64 g = first; g < groups; g += step, ++j) {"""),

@@ -265,7 +265,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // lead first (it is the block's first unit whenever any tile is dealt
     // whole: every block then has one), as the plain loop's first tile does.
     unsigned char* const mybuf = rebuf + c * fs_re_bytes(FS_MI, FS_TN);  // its words and row values
-    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
+    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid (< T_N) and (T_N > 128) tid + 128; rows kept from tile to tile
     const int ct = (int)threadIdx.x - 128;  // consumer thread 0..255
     fs_sk_walk at = fs_sk_walk_start(sched, (int)blockIdx.x);
     fs_sk_unit u;
@@ -319,7 +319,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // (so a parity wait cannot pass on an older phase).
     unsigned order_phase = 0;
     unsigned char* const mybuf = rebuf + c * fs_re_bytes(FS_MI, FS_TN);  // its words and row values
-    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
+    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid (< T_N) and (T_N > 128) tid + 128; rows kept from tile to tile
     pos = fs_ring_pos<FS_STAGES>((long long)c * ktiles);
     for (fs_i64 g = first + c * step; g < groups; g += 2 * step, j += 2) {
       // Consumer 0's first tile folds every group's lead first (the rows' bounds). In a cluster an
@@ -344,7 +344,7 @@ extern "C" __global__ void FS_CLUSTER_DIMS __launch_bounds__(FS_THREADS, 1) fs_f
     // lead, which sets the rows' bounds. In a cluster an empty tile (past the
     // vocabulary, sharing H) is sampled too, as with ping-pong: no candidate.
     unsigned char* const mybuf = rebuf + c * fs_re_bytes(FS_MI, FS_TN);  // its words and row values
-    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid and (T_N > 128) tid + 128; rows kept from tile to tile
+    fs_re_col<FS_MI> rc[fs_re_cols(FS_TN)];  // columns tid (< T_N) and (T_N > 128) tid + 128; rows kept from tile to tile
     for (fs_i64 g = first; g < groups; g += step, ++j) {
       const fs_tile_ref t = fs_cluster_tile(g, (int)(blockIdx.x % FS_CLUSTER), n_tiles, FS_CLUSTER);
       const fs_i64 v0 = t.vtile * FS_TV + c * FS_MI * 64, n0 = t.ntile * FS_TN;

@@ -176,7 +176,9 @@ TEST(SearchSpace, OffersEveryFusedVariantThatBuildsOnTheArch) {
 
 // wgmma_coop's register epilogue ("re", and "re pp" at T_V = 128) is searched
 // where its tile fits the batch (T_N = 128: from 64 rows up), within the
-// default cap, and never on parts without wgmma.
+// default cap, and never on parts without wgmma. Never with T_N < 128, which
+// re takes since session 66 for the Sampler's fitted tiles only: 3e75f57 let
+// 46 tn64 re specs into the full grid and 4 into the default cap at 64 rows.
 TEST(SearchSpace, OffersTheRegisterEpilogueForLargeBatches) {
   auto count = [](const std::vector<fs::KernelSpec>& specs, bool pp) {
     return std::count_if(specs.begin(), specs.end(), [&](const fs::KernelSpec& s) {
@@ -192,6 +194,9 @@ TEST(SearchSpace, OffersTheRegisterEpilogueForLargeBatches) {
   all.max_candidates = 100000;
   EXPECT_GE(count(fs::search_space(DType::bf16, Arch::sm_90, 256, all), true), 1);
   EXPECT_EQ(count(fs::search_space(DType::bf16, Arch::sm_90, 32, all), false), 0);  // T_N <= 64 there
+  for (std::int64_t rows : {32, 64, 128})
+    for (const auto& s : fs::search_space(DType::bf16, Arch::sm_90, rows, all))
+      EXPECT_FALSE(s.reg_epilogue && s.tile_n < 128) << s.to_string() << " at " << rows << " rows";
   EXPECT_EQ(count(fs::search_space(DType::bf16, Arch::sm_80, 256, all), false), 0);
   // Costed as w20x1 (same MMAs, no epilogue warps' share to wait for).
   const std::size_t limit = fs::shared_memory_limit(Arch::sm_90a);

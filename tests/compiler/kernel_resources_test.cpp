@@ -88,6 +88,8 @@ TEST(KernelResources, FittedBatchTilesDoNotSpill) {
           add(f);
     }
   EXPECT_GE(fitted.size(), 12u) << "the tables' buckets 160-256 lost their register-epilogue winners";
+  add(KernelSpec::parse("bf16 sm_90a wgmma_coop tv256 tn64 td64 s4 w12x1 re"));  // re's narrowest tile
+  add(KernelSpec::parse("bf16 sm_90a wgmma_coop tv128 tn64 td64 s4 w12x1 re"));
   for (const fs::CompileOutcome& c : fs::compile_all(fitted)) {
     SCOPED_TRACE(c.spec.to_string());
     ASSERT_TRUE(c.ok) << c.error;

@@ -109,7 +109,9 @@ inline std::vector<KernelSpec> forced_specs(DType dtype) {
           make_wgmma_coop_spec(dtype, 128, 176, 4, 12, 1, 64, false, true, true),
           make_wgmma_coop_spec(dtype, 128, 248, 3, 12, 2, 64, false, false, true),
           // and below 128 rows (session 66: batches of 65-127; column tid only for tid < T_N): 72, 112 and 120
-          // (1, 2 and 3 column groups in the last chunk), alone, with stream-K, in a cluster
+          // (1, 2 and 3 column groups in the last chunk), alone, with stream-K, in a cluster; and the narrowest,
+          // 64 (half the threads own a column, whole chunks)
+          make_wgmma_coop_spec(dtype, 128, 64, 4, 12, 1, 64, false, false, true),
           make_wgmma_coop_spec(dtype, 256, 72, 4, 12, 1, 64, false, false, true),
           make_wgmma_coop_spec(dtype, 128, 112, 4, 12, 1, 64, false, true, true),
           make_wgmma_coop_spec(dtype, 256, 120, 3, 12, 2, 64, false, false, true),
