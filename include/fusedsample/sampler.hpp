@@ -96,7 +96,9 @@ class Sampler {
   // The kernel config used for `rows` rows of `num_samples` samples each
   // (tuned per batch bucket and sample bucket: tuning_db.hpp; above 64 rows
   // a register-epilogue winner's batch tile fitted to the batch's part,
-  // fit_batch_tile, or the bucket below's grown to it, grow_batch_tile).
+  // fit_batch_tile, and above 128 rows, where the winner has several batch
+  // tiles, the bucket below's grown to it, grow_batch_tile:
+  // runtime/batch_tiles.hpp).
   KernelSpec spec_for(std::int64_t rows, int num_samples = 1) const;
   const SamplerOptions& options() const;
 
